@@ -1,0 +1,169 @@
+//! Format descriptors and the registry that detects a format from its first bytes.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use crate::{Error, ReadOptions, RecordingReader, RecordingWriter, Result, ResultExt};
+
+/// How many head bytes detection reads at most.
+pub const PROBE_LEN: usize = 4096;
+
+/// Static facts about a format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatInfo {
+    /// Short id used on the command line (`usvlog`, `carla`, ...).
+    pub id: &'static str,
+    /// Human-readable name.
+    pub name: &'static str,
+    /// File name extensions, without the dot; only a tie-breaker for detection.
+    pub extensions: &'static [&'static str],
+}
+
+/// How sure a format is that some bytes belong to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Score {
+    /// Not this format.
+    No,
+    /// Possibly this format; higher is surer (255: a full magic matched).
+    Yes(u8),
+}
+
+/// Which detection pass a format belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// The format has a magic number; tried first.
+    Magic,
+    /// Recognised by heuristics only; tried when no magic matched.
+    Heuristic,
+}
+
+/// Opens a recording at a path (a file or a directory).
+pub type OpenFn = fn(&Path, &ReadOptions) -> Result<Box<dyn RecordingReader>>;
+/// Creates a recording at a path.
+pub type CreateFn = fn(&Path) -> Result<Box<dyn RecordingWriter>>;
+
+/// Everything the registry needs to know about one format. Each format crate exports one as
+/// `FORMAT`.
+#[derive(Debug, Clone, Copy)]
+pub struct FormatDescriptor {
+    /// Static facts.
+    pub info: FormatInfo,
+    /// Detection pass.
+    pub tier: Tier,
+    /// Scores the first bytes (at most [`PROBE_LEN`]) of a file.
+    pub score: fn(head: &[u8]) -> Score,
+    /// Scores a directory, for formats stored as a directory of files.
+    pub score_dir: Option<fn(&Path) -> Score>,
+    /// Opens a reader.
+    pub open: OpenFn,
+    /// Creates a writer, when the format can be written from the generic model.
+    pub create: Option<CreateFn>,
+}
+
+/// A set of formats to detect and open.
+#[derive(Debug, Default, Clone)]
+pub struct Registry {
+    formats: Vec<&'static FormatDescriptor>,
+}
+
+impl Registry {
+    /// Adds a format.
+    pub fn register(&mut self, format: &'static FormatDescriptor) -> &mut Self {
+        self.formats.push(format);
+        self
+    }
+
+    /// All registered formats, in registration order.
+    pub fn formats(&self) -> &[&'static FormatDescriptor] {
+        &self.formats
+    }
+
+    /// The format with id `id`.
+    pub fn by_id(&self, id: &str) -> Option<&'static FormatDescriptor> {
+        self.formats
+            .iter()
+            .copied()
+            .find(|f| f.info.id.eq_ignore_ascii_case(id))
+    }
+
+    fn ids(&self) -> Vec<&'static str> {
+        self.formats.iter().map(|f| f.info.id).collect()
+    }
+
+    /// Picks the format of a file from its first bytes. Content beats the extension, which only
+    /// breaks ties.
+    pub fn detect(
+        &self,
+        head: &[u8],
+        extension: Option<&str>,
+    ) -> Result<&'static FormatDescriptor> {
+        self.pick(|f| (f.score)(head), extension)
+    }
+
+    fn pick(
+        &self,
+        score: impl Fn(&FormatDescriptor) -> Score,
+        extension: Option<&str>,
+    ) -> Result<&'static FormatDescriptor> {
+        for tier in [Tier::Magic, Tier::Heuristic] {
+            let best = self
+                .formats
+                .iter()
+                .copied()
+                .filter(|f| f.tier == tier)
+                .filter_map(|f| match score(f) {
+                    Score::No => None,
+                    Score::Yes(s) => {
+                        let ext_match = extension.is_some_and(|e| {
+                            f.info.extensions.iter().any(|x| x.eq_ignore_ascii_case(e))
+                        });
+                        Some(((s, ext_match), f))
+                    }
+                })
+                .max_by_key(|(key, _)| *key);
+            if let Some((_, f)) = best {
+                return Ok(f);
+            }
+        }
+        Err(Error::UnknownFormat { tried: self.ids() })
+    }
+
+    /// Detects the format of a file or directory.
+    pub fn detect_path(&self, path: &Path) -> Result<&'static FormatDescriptor> {
+        let meta = std::fs::metadata(path).in_file(path)?;
+        if meta.is_dir() {
+            return self
+                .pick(
+                    |f| f.score_dir.map_or(Score::No, |score_dir| score_dir(path)),
+                    None,
+                )
+                .in_file(path);
+        }
+        let mut head = Vec::with_capacity(PROBE_LEN);
+        File::open(path)
+            .and_then(|f| f.take(PROBE_LEN as u64).read_to_end(&mut head))
+            .in_file(path)?;
+        let extension = path.extension().and_then(|e| e.to_str());
+        self.detect(&head, extension).in_file(path)
+    }
+
+    /// Opens a recording, detecting its format unless `forced` names one.
+    pub fn open_path(
+        &self,
+        path: &Path,
+        forced: Option<&str>,
+        options: &ReadOptions,
+    ) -> Result<Box<dyn RecordingReader>> {
+        let format = match forced {
+            Some(id) => self.by_id(id).ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown format id {id:?} (known: {})",
+                    self.ids().join(", ")
+                ))
+            })?,
+            None => self.detect_path(path)?,
+        };
+        (format.open)(path, options).in_file(path)
+    }
+}

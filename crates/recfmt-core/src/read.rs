@@ -1,0 +1,133 @@
+//! The generic reader trait, read options and the integrity report.
+
+use std::path::PathBuf;
+
+use crate::{FormatInfo, FrameBuf, Header, Limits, Result, Schema};
+
+/// Options every reader understands.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Size limits checked before any allocation sized by the file.
+    pub limits: Limits,
+    /// Reject deviations from the spec that a lenient reader would tolerate.
+    pub strict: bool,
+    /// After a corrupt length field, scan forward for the next plausible record instead of
+    /// stopping (formats without sync markers only).
+    pub resync: bool,
+    /// User-defined record layout files, for formats whose records users can define.
+    pub layouts: Vec<PathBuf>,
+}
+
+/// Whether a read lost data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IntegrityStatus {
+    /// Every byte was accounted for.
+    #[default]
+    Complete,
+    /// The file ends inside a record; everything before it was kept.
+    Truncated,
+    /// Corrupt records were skipped (possibly after a resync).
+    Corrupt,
+}
+
+impl IntegrityStatus {
+    /// `complete`, `truncated` or `corrupt`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IntegrityStatus::Complete => "complete",
+            IntegrityStatus::Truncated => "truncated",
+            IntegrityStatus::Corrupt => "corrupt",
+        }
+    }
+}
+
+/// What a reader found out about the completeness of its input so far.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Integrity {
+    /// Overall status.
+    pub status: IntegrityStatus,
+    /// Byte offset where a truncated file's last complete record ends.
+    pub truncated_at: Option<u64>,
+    /// Bytes that could not be turned into records.
+    pub bytes_lost: u64,
+    /// Corrupt records skipped.
+    pub records_skipped: u64,
+    /// Human-readable notes (unknown record types kept, non-monotonic time, ...).
+    pub warnings: Vec<String>,
+}
+
+impl Integrity {
+    /// Records a torn tail: the file ends at `offset + lost` inside a record starting at `offset`.
+    pub fn truncate(&mut self, offset: u64, lost: u64) {
+        self.truncated_at = Some(offset);
+        self.bytes_lost += lost;
+        if self.status == IntegrityStatus::Complete {
+            self.status = IntegrityStatus::Truncated;
+        }
+    }
+
+    /// Records `lost` bytes of corrupt data skipped at `offset`.
+    pub fn skip_corrupt(&mut self, offset: u64, lost: u64, why: &str) {
+        self.bytes_lost += lost;
+        self.records_skipped += 1;
+        self.status = IntegrityStatus::Corrupt;
+        self.warn(format!("skipped {lost} corrupt bytes at byte {offset}: {why}"));
+    }
+
+    /// Adds a warning, keeping at most 100 so a bad file cannot flood memory.
+    pub fn warn(&mut self, message: impl Into<String>) {
+        const MAX_WARNINGS: usize = 100;
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(message.into());
+        } else if self.warnings.len() == MAX_WARNINGS {
+            self.warnings.push("further warnings suppressed".into());
+        }
+    }
+
+    /// True when data was lost.
+    pub fn lost_data(&self) -> bool {
+        self.status != IntegrityStatus::Complete
+    }
+}
+
+/// Reads a recording as rows of streams.
+///
+/// The schema is known once the reader is open; rows arrive in file order, interleaved across
+/// streams. `read_frame` reuses the caller's [`FrameBuf`].
+pub trait RecordingReader: Send {
+    /// The format this reader reads.
+    fn format(&self) -> &'static FormatInfo;
+    /// What the recording says about itself.
+    fn header(&self) -> &Header;
+    /// Streams and their signals.
+    fn schema(&self) -> &Schema;
+    /// Fills `dst` with the next row. Returns `Ok(false)` at the end of the recording.
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool>;
+    /// What has been lost so far; final once `read_frame` has returned `Ok(false)`.
+    fn integrity(&self) -> &Integrity;
+    /// Bytes consumed and total bytes, for progress reporting.
+    fn progress(&self) -> (u64, Option<u64>) {
+        (0, None)
+    }
+}
+
+impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
+    fn format(&self) -> &'static FormatInfo {
+        (**self).format()
+    }
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+    fn schema(&self) -> &Schema {
+        (**self).schema()
+    }
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+        (**self).read_frame(dst)
+    }
+    fn integrity(&self) -> &Integrity {
+        (**self).integrity()
+    }
+    fn progress(&self) -> (u64, Option<u64>) {
+        (**self).progress()
+    }
+}

@@ -1,0 +1,231 @@
+//! Time bases of streams and the time systems MET, UTC, TAI and GPS.
+//!
+//! Leap seconds come from `hifitime`, which keeps the IERS table up to date, so UTC and TAI
+//! differ by the right number of seconds at every epoch.
+
+use std::fmt;
+use std::str::FromStr;
+
+use hifitime::{Epoch, TimeScale, Unit};
+
+use crate::{Error, Result};
+
+/// Seconds per unit of a time column: `numer / denom`.
+///
+/// ```
+/// use recfmt_core::TimeBase;
+/// let micros = TimeBase::MICROSECONDS;
+/// assert_eq!(micros.to_seconds_f64(1_500_000.0), 1.5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimeBase {
+    /// Numerator.
+    pub numer: u64,
+    /// Denominator (never zero).
+    pub denom: u64,
+}
+
+impl TimeBase {
+    /// The time column is in seconds.
+    pub const SECONDS: TimeBase = TimeBase { numer: 1, denom: 1 };
+    /// The time column is in milliseconds.
+    pub const MILLISECONDS: TimeBase = TimeBase {
+        numer: 1,
+        denom: 1_000,
+    };
+    /// The time column is in microseconds.
+    pub const MICROSECONDS: TimeBase = TimeBase {
+        numer: 1,
+        denom: 1_000_000,
+    };
+    /// The time column is in nanoseconds.
+    pub const NANOSECONDS: TimeBase = TimeBase {
+        numer: 1,
+        denom: 1_000_000_000,
+    };
+
+    /// Builds a time base; fails on a zero denominator.
+    pub fn new(numer: u64, denom: u64) -> Result<Self> {
+        if denom == 0 {
+            return Err(Error::invalid("time base denominator is zero"));
+        }
+        Ok(TimeBase { numer, denom })
+    }
+
+    /// Converts a value of the time column into seconds.
+    pub fn to_seconds_f64(self, value: f64) -> f64 {
+        value * self.numer as f64 / self.denom as f64
+    }
+
+    /// A short unit name for the time column (`s`, `ms`, `us`, `ns`, or `1/N s`).
+    pub fn unit_name(self) -> String {
+        match (self.numer, self.denom) {
+            (1, 1) => "s".into(),
+            (1, 1_000) => "ms".into(),
+            (1, 1_000_000) => "us".into(),
+            (1, 1_000_000_000) => "ns".into(),
+            (n, d) => format!("{n}/{d} s"),
+        }
+    }
+}
+
+/// A time system in which recording time can be expressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeSystem {
+    /// Mission elapsed time: seconds since an arbitrary start, with no link to a calendar
+    /// unless an epoch is given.
+    Met,
+    /// Coordinated Universal Time (with leap seconds).
+    Utc,
+    /// International Atomic Time.
+    Tai,
+    /// GPS time (TAI − 19 s, no leap seconds).
+    Gps,
+}
+
+impl TimeSystem {
+    /// The upper-case name (`MET`, `UTC`, `TAI`, `GPS`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeSystem::Met => "MET",
+            TimeSystem::Utc => "UTC",
+            TimeSystem::Tai => "TAI",
+            TimeSystem::Gps => "GPS",
+        }
+    }
+
+    fn scale(self) -> TimeScale {
+        match self {
+            TimeSystem::Met | TimeSystem::Utc => TimeScale::UTC,
+            TimeSystem::Tai => TimeScale::TAI,
+            TimeSystem::Gps => TimeScale::GPST,
+        }
+    }
+}
+
+impl fmt::Display for TimeSystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TimeSystem {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "MET" => Ok(TimeSystem::Met),
+            "UTC" => Ok(TimeSystem::Utc),
+            "TAI" => Ok(TimeSystem::Tai),
+            "GPS" | "GPST" => Ok(TimeSystem::Gps),
+            other => Err(Error::invalid(format!(
+                "unknown time system {other:?} (expected MET, UTC, TAI or GPS)"
+            ))),
+        }
+    }
+}
+
+/// How a recording's time column maps onto absolute time.
+///
+/// Seconds in the recording count from `epoch` in `system`. A MET recording with an epoch
+/// counts elapsed seconds from a UTC instant; one without an epoch has no absolute time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeReference {
+    /// The system recording time is kept in.
+    pub system: TimeSystem,
+    /// The instant at which recording time is zero.
+    pub epoch: Option<Epoch>,
+}
+
+impl TimeReference {
+    /// Parses an RFC 3339 / ISO 8601 epoch read in `system`.
+    ///
+    /// ```
+    /// use recfmt_core::{TimeReference, TimeSystem};
+    /// let r = TimeReference::parse(TimeSystem::Utc, Some("2017-01-01T00:00:00Z")).unwrap();
+    /// // 37 leap seconds between UTC and TAI from 2017 on.
+    /// let tai = r.to_system(0.0, TimeSystem::Tai).unwrap();
+    /// let utc = r.to_system(0.0, TimeSystem::Utc).unwrap();
+    /// assert_eq!(tai - utc, 37.0);
+    /// ```
+    pub fn parse(system: TimeSystem, epoch: Option<&str>) -> Result<Self> {
+        let epoch = match epoch {
+            None => None,
+            Some(text) => {
+                let trimmed = text.trim().trim_end_matches('Z');
+                let e = Epoch::from_gregorian_str(&format!("{trimmed} {}", system.scale()))
+                    .or_else(|_| Epoch::from_str(text.trim()))
+                    .map_err(|e| Error::invalid(format!("bad epoch {text:?}: {e}")))?;
+                Some(e)
+            }
+        };
+        Ok(TimeReference { system, epoch })
+    }
+
+    /// The absolute instant of recording time `seconds`, when an epoch is known.
+    pub fn instant(&self, seconds: f64) -> Option<Epoch> {
+        self.epoch.map(|e| e + seconds * Unit::Second)
+    }
+
+    /// Recording time `seconds` as seconds since 1970-01-01 in the target system, with
+    /// leap seconds applied (so UTC differs from TAI by the leap seconds of that instant).
+    pub fn to_system(&self, seconds: f64, target: TimeSystem) -> Option<f64> {
+        let instant = self.instant(seconds)?;
+        let unix = Epoch::from_gregorian_utc_at_midnight(1970, 1, 1);
+        Some(match target {
+            TimeSystem::Utc | TimeSystem::Met => instant.to_unix_seconds(),
+            TimeSystem::Tai => (instant.to_tai_duration() - unix.to_tai_duration()).to_seconds(),
+            TimeSystem::Gps => {
+                (instant.to_tai_duration() - unix.to_tai_duration()).to_seconds() - 19.0
+            }
+        })
+    }
+
+    /// RFC 3339 text of recording time `seconds` in UTC, when an epoch is known.
+    pub fn to_rfc3339(&self, seconds: f64) -> Option<String> {
+        self.instant(seconds)
+            .map(|e| format!("{}Z", e.to_time_scale(TimeScale::UTC).to_isoformat()))
+    }
+
+    /// Recording seconds at an absolute UTC instant given as RFC 3339 text.
+    pub fn seconds_at(&self, rfc3339: &str) -> Result<f64> {
+        let epoch = self
+            .epoch
+            .ok_or_else(|| Error::invalid("this recording has no epoch, so absolute times cannot be used"))?;
+        let at = Epoch::from_str(rfc3339.trim())
+            .map_err(|e| Error::invalid(format!("bad time {rfc3339:?}: {e}")))?;
+        Ok((at - epoch).to_seconds())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leap_seconds_follow_the_table() {
+        let r1999 = TimeReference::parse(TimeSystem::Utc, Some("1999-06-01T00:00:00Z")).unwrap();
+        let r2020 = TimeReference::parse(TimeSystem::Utc, Some("2020-06-01T00:00:00Z")).unwrap();
+        let d = |r: &TimeReference| {
+            r.to_system(0.0, TimeSystem::Tai).unwrap() - r.to_system(0.0, TimeSystem::Utc).unwrap()
+        };
+        assert_eq!(d(&r1999), 32.0);
+        assert_eq!(d(&r2020), 37.0);
+        let gps_minus_utc = r2020.to_system(0.0, TimeSystem::Gps).unwrap()
+            - r2020.to_system(0.0, TimeSystem::Utc).unwrap();
+        assert_eq!(gps_minus_utc, 18.0);
+    }
+
+    #[test]
+    fn gps_epoch_is_tai_minus_19() {
+        let gps = TimeReference::parse(TimeSystem::Gps, Some("2020-06-01T00:00:00")).unwrap();
+        let tai = gps.to_system(0.0, TimeSystem::Tai).unwrap();
+        let g = gps.to_system(0.0, TimeSystem::Gps).unwrap();
+        assert_eq!(tai - g, 19.0);
+    }
+
+    #[test]
+    fn time_system_names_parse() {
+        assert_eq!("gps".parse::<TimeSystem>().unwrap(), TimeSystem::Gps);
+        assert!("TT".parse::<TimeSystem>().is_err());
+    }
+}
