@@ -1,0 +1,104 @@
+//! The error type of the exporters.
+
+use std::path::{Path, PathBuf};
+
+use arrow_schema::ArrowError;
+
+/// Everything that can go wrong while exporting a recording.
+///
+/// Convert it into [`recfmt_core::Error`] with `?` or `.into()` when a caller wants one error
+/// type for reading and exporting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading the recording failed.
+    #[error(transparent)]
+    Read(#[from] recfmt_core::Error),
+    /// A value does not fit the column its signal's dtype and shape call for.
+    #[error("stream {stream:?}, signal {signal:?}: {message}")]
+    Value {
+        /// Stream name.
+        stream: String,
+        /// Signal name.
+        signal: String,
+        /// What is wrong with the value (the message names the value).
+        message: String,
+    },
+    /// Arrow refused to build or write a batch.
+    #[error("{}arrow: {source}", path_prefix(path.as_deref()))]
+    Arrow {
+        /// The output file, when the error happened while writing one.
+        path: Option<PathBuf>,
+        /// The Arrow error.
+        #[source]
+        source: ArrowError,
+    },
+    /// The Parquet writer failed.
+    #[cfg(feature = "parquet")]
+    #[error("{}: parquet: {source}", path.display())]
+    Parquet {
+        /// The output file.
+        path: PathBuf,
+        /// The Parquet error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// Creating, writing or renaming an output file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The output file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The options or the recording ask for something the exporter cannot do (a zero batch
+    /// size, a table format this build leaves out, a row for a stream the schema lacks, ...).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn path_prefix(path: Option<&Path>) -> String {
+    match path {
+        Some(p) => format!("{}: ", p.display()),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn arrow(path: Option<&Path>, source: ArrowError) -> Self {
+        Error::Arrow {
+            path: path.map(Path::to_path_buf),
+            source,
+        }
+    }
+}
+
+impl From<Error> for recfmt_core::Error {
+    /// Reader errors come back unchanged; output failures become [`recfmt_core::Error::Io`]
+    /// naming the output file; bad values and options become [`recfmt_core::Error::Invalid`].
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Read(e) => e,
+            Error::Io { path, source } => recfmt_core::Error::Io(source).in_file(path),
+            Error::Arrow {
+                path: Some(path),
+                source,
+            } => recfmt_core::Error::Io(std::io::Error::other(source)).in_file(path),
+            #[cfg(feature = "parquet")]
+            Error::Parquet { path, source } => {
+                recfmt_core::Error::Io(std::io::Error::other(source)).in_file(path)
+            }
+            e @ (Error::Arrow { path: None, .. } | Error::Value { .. } | Error::Invalid(_)) => {
+                recfmt_core::Error::invalid(e.to_string())
+            }
+        }
+    }
+}

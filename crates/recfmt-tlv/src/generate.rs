@@ -1,0 +1,196 @@
+//! Deterministic synthetic sessions for tests, benchmarks and `cargo xtask fixtures`.
+//!
+//! Values are simple f32 arithmetic (no trigonometry), so the bytes are identical on every
+//! platform.
+
+use std::io::Write;
+use std::path::Path;
+
+use recfmt_core::Value;
+use serde_json::json;
+
+use crate::error::Result;
+use crate::header::FileHeader;
+use crate::io::Writer;
+use crate::layout::{RecordLayout, builtin_layouts};
+use crate::record::Record;
+
+/// Session start used by the generated fixtures (µs on the monotonic clock).
+pub const T0_US: u64 = 1_000_000;
+/// Step between samples of the fastest stream (100 Hz).
+pub const DT_US: u64 = 10_000;
+
+/// Every how many steps each built-in type is written (so streams have different rates).
+fn decimation(type_id: u16) -> u64 {
+    match type_id {
+        6 => 50,
+        8 => 5,
+        7 | 9 | 10 => 2,
+        11 | 12 => 10,
+        _ => 1,
+    }
+}
+
+/// The value of field `k` of a record at `step`: distinct per type, field and step.
+fn sample(layout: &RecordLayout, k: usize, step: u64) -> f32 {
+    let s = step as f32;
+    let id = f32::from(layout.type_id);
+    (s * 0.1 + id) * (k as f32 + 1.0) / 8.0 - 0.3 * k as f32
+}
+
+/// Encodes the payload of a built-in record at `step`.
+pub fn payload(layout: &RecordLayout, step: u64) -> Result<Vec<u8>> {
+    let values: Vec<Value> = layout
+        .value_fields()
+        .enumerate()
+        .map(|(k, f)| match f.ty {
+            crate::layout::FieldType::Value(d) if d.is_float() => {
+                Value::Float(f64::from(sample(layout, k, step)))
+            }
+            _ => Value::UInt((step / decimation(layout.type_id) + k as u64) % 2),
+        })
+        .collect();
+    let mut out = Vec::with_capacity(layout.size());
+    layout.encode(&values, &mut out)?;
+    Ok(out)
+}
+
+/// The records of a session with every built-in type: `steps` steps of 10 ms.
+pub fn all_type_records(steps: u64) -> Result<Vec<Record>> {
+    let layouts = builtin_layouts();
+    let mut out = Vec::new();
+    for step in 0..steps {
+        for layout in &layouts {
+            if step % decimation(layout.type_id) == 0 {
+                out.push(Record {
+                    t_us: T0_US + step * DT_US,
+                    type_id: layout.type_id,
+                    payload: payload(layout, step)?,
+                    offset: 0,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn write_timeseries(path: &Path, records: &[Record]) -> Result<Vec<u8>> {
+    let mut w = Writer::new(Vec::new());
+    w.write_header(&FileHeader::new(1, records.first().map_or(T0_US, |r| r.t_us)))?;
+    for r in records {
+        w.write_record(r)?;
+    }
+    let bytes = w.into_inner()?;
+    std::fs::write(path, &bytes)?;
+    Ok(bytes)
+}
+
+fn meta_json(records: &[Record], with_catalog: bool) -> String {
+    let layouts = builtin_layouts();
+    let mut counts = serde_json::Map::new();
+    for l in &layouts {
+        let n = records.iter().filter(|r| r.type_id == l.type_id).count();
+        if n > 0 {
+            counts.insert(l.name.clone(), json!(n));
+        }
+    }
+    let catalog: serde_json::Map<String, serde_json::Value> = layouts
+        .iter()
+        .map(|l| {
+            let fields: Vec<&str> = l.value_fields().map(|f| f.name.as_str()).collect();
+            (l.type_id.to_string(), json!({"name": l.name, "fields": fields}))
+        })
+        .collect();
+    let mut files = json!({"format": "tlv_v1",
+        "header": {"magic": "USVLOG", "endianness": "little", "fw_model_schema": 1},
+        "record_counts": counts});
+    if with_catalog {
+        files["record_catalog"] = serde_json::Value::Object(catalog);
+    }
+    let t_end = records.last().map_or(T0_US, |r| r.t_us);
+    let meta = json!({
+        "created_utc": "2026-02-15T12:00:00Z",
+        "session_name": "recfmt_fixture",
+        "generator": "recfmt xtask fixtures",
+        "git_sha": "0000000",
+        "git_dirty": false,
+        "fw_model_id": "proc_model_2d_surgev_yawrate_bias",
+        "fw_model_schema": 1,
+        "scenario": {"name": "fixture", "dt_s": 0.01, "duration_s": (t_end - T0_US) as f64 / 1e6},
+        "time": {"t0_us": T0_US, "t_end_us": t_end, "dt_us": DT_US},
+        "files": {"timeseries.bin": files, "events.jsonl": {"event_count": 2}},
+    });
+    let mut text = serde_json::to_string_pretty(&meta).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn write_events(dir: &Path, t_end: u64) -> Result<()> {
+    let mut f = std::fs::File::create(dir.join("events.jsonl"))?;
+    writeln!(f, r#"{{"t_us": {T0_US}, "type": "MISSION_START"}}"#)?;
+    writeln!(
+        f,
+        r#"{{"t_us": {t_end}, "type": "MODE_CHANGE", "from": "AUTO", "to": "MANUAL", "reason": "fixture end"}}"#
+    )?;
+    Ok(())
+}
+
+/// Writes a session folder with every built-in record type, `meta.json` (with a record
+/// catalog) and `events.jsonl`.
+pub fn write_all_types_session(dir: &Path, steps: u64) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let records = all_type_records(steps)?;
+    write_timeseries(&dir.join("timeseries.bin"), &records)?;
+    std::fs::write(dir.join("meta.json"), meta_json(&records, true))?;
+    write_events(dir, records.last().map_or(T0_US, |r| r.t_us))?;
+    Ok(())
+}
+
+/// Writes the all-types session with its last record torn: `cut` bytes removed from the end.
+pub fn write_truncated_session(dir: &Path, steps: u64, cut: usize) -> Result<()> {
+    write_all_types_session(dir, steps)?;
+    let path = dir.join("timeseries.bin");
+    let bytes = std::fs::read(&path)?;
+    std::fs::write(&path, &bytes[..bytes.len().saturating_sub(cut)])?;
+    Ok(())
+}
+
+/// The user layout file shipped with the unknown-types fixture: it names type 99.
+pub const BATTERY_LAYOUT_TOML: &str = r#"# A record type recfmt does not know: decoded with no code.
+[[record]]
+type_id = 99
+name = "REC_BATTERY"
+fields = [
+  { name = "voltage", type = "f32", unit = "V" },
+  { name = "current", type = "i16", unit = "cA" },
+  { name = "cell_mv", type = "u16", count = 3, unit = "mV" },
+]
+"#;
+
+/// Writes a session (no record catalog) that mixes built-in records with types 99 (described
+/// by `layouts.toml` in the folder) and 200 (described nowhere).
+pub fn write_unknown_types_session(dir: &Path, steps: u64) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut records = Vec::new();
+    for r in all_type_records(steps)? {
+        let step = (r.t_us - T0_US) / DT_US;
+        let t = r.t_us;
+        let first_of_step = r.type_id == 1;
+        records.push(r);
+        if first_of_step && step % 4 == 0 {
+            let mut battery = Vec::new();
+            battery.extend((12.5f32 - step as f32 * 0.01).to_le_bytes());
+            battery.extend((-150i16 + step as i16).to_le_bytes());
+            for cell in 0..3u16 {
+                battery.extend((4000 + cell * 10 + step as u16).to_le_bytes());
+            }
+            records.push(Record { t_us: t, type_id: 99, payload: battery, offset: 0 });
+            let len = (step % 3) as usize;
+            records.push(Record { t_us: t, type_id: 200, payload: vec![0x5A; len], offset: 0 });
+        }
+    }
+    write_timeseries(&dir.join("timeseries.bin"), &records)?;
+    std::fs::write(dir.join("meta.json"), meta_json(&records, false))?;
+    std::fs::write(dir.join("layouts.toml"), BATTERY_LAYOUT_TOML)?;
+    Ok(())
+}

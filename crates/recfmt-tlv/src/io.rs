@@ -1,0 +1,7 @@
+//! Streaming low-level reader and writer of `timeseries.bin`.
+
+pub mod reader;
+pub mod writer;
+
+pub use reader::Reader;
+pub use writer::Writer;

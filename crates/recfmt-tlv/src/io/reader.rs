@@ -1,0 +1,359 @@
+//! The low-level `timeseries.bin` reader: every record, raw, in file order.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use recfmt_core::Integrity;
+
+use crate::error::{Error, Result};
+use crate::header::{FileHeader, HEADER_LEN};
+use crate::record::{RECORD_HEADER_LEN, Record, RecordHeader};
+
+/// Largest record on disk: a 12-byte header and a payload of at most `u16::MAX` bytes.
+const MAX_RECORD: usize = RECORD_HEADER_LEN + u16::MAX as usize;
+/// Two records must fit so that resync can look one record ahead.
+const BUF_CAPACITY: usize = 4 * MAX_RECORD;
+/// A resync candidate's time must lie within this many microseconds after the last good record.
+const RESYNC_WINDOW_US: u64 = 3_600_000_000;
+
+/// Reads `timeseries.bin` record by record with constant memory.
+///
+/// A torn last record does not fail the read: every complete record is returned, the lost
+/// bytes are reported in [`Reader::integrity`] and kept in [`Reader::trailing_bytes`] (so a
+/// writer can reproduce the file exactly). In strict mode the torn record is an error instead.
+///
+/// ```
+/// use recfmt_tlv::{FileHeader, Record, io::{Reader, Writer}};
+/// let mut w = Writer::new(Vec::new());
+/// w.write_header(&FileHeader::new(1, 5))?;
+/// w.write_record(&Record { t_us: 5, type_id: 4, payload: vec![0; 8], offset: 0 })?;
+/// let bytes = w.into_inner()?;
+///
+/// let mut r = Reader::new(&bytes[..]);
+/// assert_eq!(r.read_header()?.t0_us, 5);
+/// let mut record = Record::default();
+/// assert_eq!(r.read_record(&mut record)?, 20);
+/// assert_eq!((record.type_id, record.offset), (4, 32));
+/// assert_eq!(r.read_record(&mut record)?, 0);
+/// # Ok::<(), recfmt_tlv::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Reader<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
+    /// File offset of `buf[pos]`.
+    offset: u64,
+    eof: bool,
+    strict: bool,
+    resync: Option<BTreeMap<u16, usize>>,
+    last_t: Option<u64>,
+    trailing: Vec<u8>,
+    integrity: Integrity,
+    non_monotonic: u64,
+}
+
+impl<R: Read> Reader<R> {
+    /// Wraps a byte source. Reading is buffered internally; `R` need not be buffered.
+    pub fn new(inner: R) -> Self {
+        Reader {
+            inner,
+            buf: vec![0; BUF_CAPACITY].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+            offset: 0,
+            eof: false,
+            strict: false,
+            resync: None,
+            last_t: None,
+            trailing: Vec::new(),
+            integrity: Integrity::default(),
+            non_monotonic: 0,
+        }
+    }
+
+    /// Makes a torn record an error instead of a reported loss.
+    pub fn set_strict(&mut self, strict: bool) {
+        self.strict = strict;
+    }
+
+    /// Enables resync after a corrupt length field: `expected` maps known type ids to their
+    /// payload sizes. A record whose header is implausible (a known type with the wrong length,
+    /// or a time outside the window after the previous record) makes the reader scan forward one
+    /// byte at a time for two plausible records in a row; the bytes skipped are reported.
+    pub fn set_resync(&mut self, expected: Option<BTreeMap<u16, usize>>) {
+        self.resync = expected;
+    }
+
+    /// Byte offset of the next unread byte.
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
+    /// What was lost so far.
+    pub fn integrity(&self) -> &Integrity {
+        &self.integrity
+    }
+
+    /// Mutable access for layers above that find more problems.
+    pub fn integrity_mut(&mut self) -> &mut Integrity {
+        &mut self.integrity
+    }
+
+    /// The bytes of a torn last record, once the end has been reached.
+    pub fn trailing_bytes(&self) -> &[u8] {
+        &self.trailing
+    }
+
+    /// The wrapped source.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// Unwraps the source (buffered bytes are lost).
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// Makes at least `n` bytes available unless the input ends first; returns what is available.
+    fn fill(&mut self, n: usize) -> Result<usize> {
+        debug_assert!(n <= self.buf.len());
+        if self.end - self.pos >= n || self.eof {
+            return Ok(self.end - self.pos);
+        }
+        if self.pos + n > self.buf.len() {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        while self.end - self.pos < n {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(self.end - self.pos)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    fn peek_header(&self) -> RecordHeader {
+        let mut head = [0; RECORD_HEADER_LEN];
+        head.copy_from_slice(&self.buf[self.pos..self.pos + RECORD_HEADER_LEN]);
+        RecordHeader::parse(&head)
+    }
+
+    /// Reads the 32-byte file header.
+    pub fn read_header(&mut self) -> Result<FileHeader> {
+        let available = self.fill(HEADER_LEN)?;
+        let header = FileHeader::parse(&self.buf[self.pos..self.pos + available.min(HEADER_LEN)])?;
+        self.consume(HEADER_LEN);
+        Ok(header)
+    }
+
+    /// Reads the next record into `record`, reusing its payload buffer. Returns the bytes
+    /// consumed, or 0 at the end of the records (a torn tail ends them too).
+    pub fn read_record(&mut self, record: &mut Record) -> Result<usize> {
+        let mut available = self.fill(RECORD_HEADER_LEN)?;
+        if available == 0 {
+            return Ok(0);
+        }
+        if available < RECORD_HEADER_LEN {
+            return self.torn(RECORD_HEADER_LEN as u64, available);
+        }
+        let mut header = self.peek_header();
+        if self.resync.is_some() && !self.plausible(&header) {
+            if !self.resync_forward()? {
+                return Ok(0);
+            }
+            header = self.peek_header();
+        }
+        let total = RECORD_HEADER_LEN + usize::from(header.len);
+        available = self.fill(total)?;
+        if available < total {
+            return self.torn(total as u64, available);
+        }
+        record.t_us = header.t_us;
+        record.type_id = header.type_id;
+        record.offset = self.offset;
+        record.payload.clear();
+        record
+            .payload
+            .extend_from_slice(&self.buf[self.pos + RECORD_HEADER_LEN..self.pos + total]);
+        self.consume(total);
+        if let Some(last) = self.last_t
+            && header.t_us < last
+        {
+            self.non_monotonic += 1;
+            if self.non_monotonic == 1 {
+                self.integrity.warn(format!(
+                    "t_us goes backwards at byte {} ({} after {last})",
+                    record.offset, header.t_us
+                ));
+            }
+        }
+        self.last_t = Some(header.t_us);
+        Ok(total)
+    }
+
+    /// Ends the records at a torn tail: keeps its bytes, reports them, or fails in strict mode.
+    fn torn(&mut self, needed: u64, available: usize) -> Result<usize> {
+        let offset = self.offset;
+        if self.strict {
+            return Err(Error::Truncated {
+                offset,
+                needed,
+                available: available as u64,
+            });
+        }
+        self.trailing.clear();
+        self.trailing
+            .extend_from_slice(&self.buf[self.pos..self.pos + available]);
+        self.integrity.truncate(offset, available as u64);
+        self.integrity.warn(format!(
+            "file ends inside a record at byte {offset}: {available} of {needed} bytes present, record dropped"
+        ));
+        self.consume(available);
+        Ok(0)
+    }
+
+    fn plausible(&self, h: &RecordHeader) -> bool {
+        let Some(expected) = &self.resync else {
+            return true;
+        };
+        let time_ok = match self.last_t {
+            Some(last) => h.t_us >= last && h.t_us - last <= RESYNC_WINDOW_US,
+            None => true,
+        };
+        let len_ok = expected
+            .get(&h.type_id)
+            .is_none_or(|&size| size == usize::from(h.len));
+        time_ok && len_ok
+    }
+
+    fn strongly_plausible(&self, h: &RecordHeader) -> bool {
+        self.resync
+            .as_ref()
+            .is_some_and(|e| e.get(&h.type_id) == Some(&usize::from(h.len)))
+            && self.plausible(h)
+    }
+
+    /// Scans forward for a known record followed by a plausible record (or the end of file).
+    /// Returns false when the input ended first.
+    fn resync_forward(&mut self) -> Result<bool> {
+        let start = self.offset;
+        let mut skipped = 0u64;
+        loop {
+            self.consume(1);
+            skipped += 1;
+            let available = self.fill(RECORD_HEADER_LEN)?;
+            if available < RECORD_HEADER_LEN {
+                self.integrity.skip_corrupt(start, skipped + available as u64, "no record found after a corrupt header");
+                self.consume(available);
+                return Ok(false);
+            }
+            let candidate = self.peek_header();
+            if !self.strongly_plausible(&candidate) {
+                continue;
+            }
+            let total = RECORD_HEADER_LEN + usize::from(candidate.len);
+            let available = self.fill(total + RECORD_HEADER_LEN)?;
+            let confirmed = if available == total {
+                true
+            } else if available >= total + RECORD_HEADER_LEN {
+                let mut next = [0; RECORD_HEADER_LEN];
+                next.copy_from_slice(&self.buf[self.pos + total..self.pos + total + RECORD_HEADER_LEN]);
+                let next = RecordHeader::parse(&next);
+                next.t_us >= candidate.t_us && next.t_us - candidate.t_us <= RESYNC_WINDOW_US
+            } else {
+                false
+            };
+            if confirmed {
+                self.integrity
+                    .skip_corrupt(start, skipped, "implausible record header; resynchronised");
+                return Ok(true);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Writer;
+
+    fn file(records: &[(u64, u16, usize)]) -> Vec<u8> {
+        let mut w = Writer::new(Vec::new());
+        w.write_header(&FileHeader::new(1, 0)).unwrap();
+        for &(t_us, type_id, len) in records {
+            w.write_record(&Record { t_us, type_id, payload: vec![0xAB; len], offset: 0 })
+                .unwrap();
+        }
+        w.into_inner().unwrap()
+    }
+
+    fn read_all(bytes: &[u8], resync: bool) -> (Vec<Record>, Integrity) {
+        let mut r = Reader::new(bytes);
+        if resync {
+            r.set_resync(Some(BTreeMap::from([(1, 24), (4, 8)])));
+        }
+        r.read_header().unwrap();
+        let mut out = Vec::new();
+        let mut rec = Record::default();
+        while r.read_record(&mut rec).unwrap() > 0 {
+            out.push(rec.clone());
+        }
+        (out, r.integrity().clone())
+    }
+
+    #[test]
+    fn torn_tail_keeps_complete_records_at_every_cut() {
+        let bytes = file(&[(10, 1, 24), (20, 4, 8), (30, 99, 3)]);
+        let ends = [32, 32 + 36, 32 + 36 + 20, bytes.len()];
+        for cut in 32..=bytes.len() {
+            let (records, integrity) = read_all(&bytes[..cut], false);
+            let complete = ends.iter().filter(|&&e| e <= cut).count() - 1;
+            assert_eq!(records.len(), complete, "cut at {cut}");
+            let lost = cut - ends[complete];
+            assert_eq!(integrity.bytes_lost, lost as u64, "cut at {cut}");
+            assert_eq!(integrity.lost_data(), lost > 0);
+            if lost > 0 {
+                assert_eq!(integrity.truncated_at, Some(ends[complete] as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn strict_mode_fails_on_a_torn_tail() {
+        let bytes = file(&[(10, 1, 24)]);
+        let mut r = Reader::new(&bytes[..bytes.len() - 1]);
+        r.set_strict(true);
+        r.read_header().unwrap();
+        let err = r.read_record(&mut Record::default()).unwrap_err();
+        assert_eq!(err.to_string(), "at byte 32: expected 36 bytes of a record, file ends after 35");
+    }
+
+    #[test]
+    fn resync_skips_a_corrupt_length() {
+        let mut bytes = file(&[(10, 1, 24), (20, 4, 8), (30, 1, 24), (40, 4, 8)]);
+        // Corrupt the length of the second record (at 32 + 36, len at +10).
+        let at = 32 + 36 + 10;
+        bytes[at] = 0xFF;
+        let (plain, _) = read_all(&bytes, false);
+        assert!(plain.len() < 4);
+        let (records, integrity) = read_all(&bytes, true);
+        let times: Vec<u64> = records.iter().map(|r| r.t_us).collect();
+        assert_eq!(times, [10, 30, 40]);
+        assert_eq!(integrity.bytes_lost, 20);
+        assert_eq!(integrity.records_skipped, 1);
+    }
+}

@@ -1,0 +1,47 @@
+//! Detection and the format descriptor for the registry.
+
+use std::io::Read;
+use std::path::Path;
+
+use recfmt_core::{FormatDescriptor, ReadOptions, RecordingReader, Score, Tier};
+
+use crate::header::MAGIC;
+use crate::recording::{INFO, UsvlogRecording};
+
+/// Scores the first bytes of a file: `USVLOG` at byte 0 is a full match.
+///
+/// ```
+/// use recfmt_core::Score;
+/// assert_eq!(recfmt_tlv::score(b"USVLOG\x01\0\0\0\x01"), Score::Yes(255));
+/// assert_eq!(recfmt_tlv::score(b"CARLA"), Score::No);
+/// ```
+pub fn score(head: &[u8]) -> Score {
+    if head.starts_with(MAGIC) {
+        Score::Yes(255)
+    } else {
+        Score::No
+    }
+}
+
+/// Scores a directory: a session folder holds a `timeseries.bin` that starts with the magic.
+pub fn score_dir(dir: &Path) -> Score {
+    let mut head = [0u8; 6];
+    let ok = std::fs::File::open(dir.join("timeseries.bin"))
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok();
+    if ok { score(&head) } else { Score::No }
+}
+
+fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn RecordingReader>> {
+    Ok(Box::new(UsvlogRecording::open(path, options)?))
+}
+
+/// The USVLOG format descriptor for a [`recfmt_core::Registry`].
+pub static FORMAT: FormatDescriptor = FormatDescriptor {
+    info: INFO,
+    tier: Tier::Magic,
+    score,
+    score_dir: Some(score_dir),
+    open,
+    create: None,
+};

@@ -1,0 +1,357 @@
+//! The adapter from USVLOG to the generic recfmt model: one stream per record type.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use recfmt_core::{
+    DType, FormatInfo, FrameBuf, Header, Integrity, ReadOptions, RecordingReader, Schema,
+    SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
+};
+
+use crate::error::{Error, Result};
+use crate::io::Reader;
+use crate::layout::{LayoutTable, RecordLayout, read_layout_file};
+use crate::meta::Meta;
+use crate::record::Record;
+
+/// Name of the stream that keeps records of types without a layout, as raw bytes.
+pub const UNKNOWN_STREAM: &str = "REC_UNKNOWN";
+/// Name of the stream of `events.jsonl` entries.
+pub const EVENTS_STREAM: &str = "EVENTS";
+
+/// The files of a session: `timeseries.bin` and, when present, `meta.json` and `events.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPaths {
+    /// The record file.
+    pub timeseries: PathBuf,
+    /// `meta.json` beside it.
+    pub meta: Option<PathBuf>,
+    /// `events.jsonl` beside it.
+    pub events: Option<PathBuf>,
+}
+
+impl SessionPaths {
+    /// Resolves a session folder, or a `timeseries.bin` (or any record file) with its siblings.
+    pub fn resolve(path: &Path) -> std::io::Result<Self> {
+        let (dir, timeseries) = if path.is_dir() {
+            (path.to_path_buf(), path.join("timeseries.bin"))
+        } else {
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            (dir, path.to_path_buf())
+        };
+        let sibling = |name: &str| Some(dir.join(name)).filter(|p| p.is_file());
+        Ok(SessionPaths {
+            meta: sibling("meta.json"),
+            events: sibling("events.jsonl"),
+            timeseries,
+        })
+    }
+}
+
+/// A USVLOG session read as generic streams.
+///
+/// Streams, in order: one per record layout in force (named by the record name, columns `t_us`
+/// then the fields in their native types), then [`UNKNOWN_STREAM`] (`t_us`, `type_id`,
+/// `payload`), then [`EVENTS_STREAM`] when the session has `events.jsonl`.
+#[derive(Debug)]
+pub struct UsvlogRecording<R> {
+    reader: Reader<R>,
+    header: Header,
+    schema: Schema,
+    layouts: Vec<RecordLayout>,
+    stream_of_type: HashMap<u16, usize>,
+    unknown_stream: usize,
+    events_stream: Option<usize>,
+    events: Option<std::io::Lines<BufReader<File>>>,
+    events_line: u64,
+    record: Record,
+    strict: bool,
+    unknown_counts: BTreeMap<u16, u64>,
+    long_payload_warned: HashMap<u16, ()>,
+    total_bytes: Option<u64>,
+    records_done: bool,
+}
+
+/// Static facts about USVLOG.
+pub static INFO: FormatInfo = FormatInfo {
+    id: crate::FORMAT_ID,
+    name: "USVLOG TLV time series (usv-autopilot)",
+    extensions: &["bin"],
+};
+
+impl UsvlogRecording<BufReader<File>> {
+    /// Opens a session folder or a `timeseries.bin`.
+    pub fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
+        use recfmt_core::ResultExt;
+        let paths = SessionPaths::resolve(path).in_file(path)?;
+        let meta = match &paths.meta {
+            Some(p) => Some(read_meta(p, options).in_file(p)?),
+            None => None,
+        };
+        let mut user = Vec::new();
+        for layout_path in &options.layouts {
+            user.extend(read_layout_file(layout_path).in_file(layout_path)?);
+        }
+        let file = File::open(&paths.timeseries).in_file(&paths.timeseries)?;
+        let total = file.metadata().ok().map(|m| m.len());
+        let events = match &paths.events {
+            Some(p) => Some(BufReader::new(File::open(p).in_file(p)?).lines()),
+            None => None,
+        };
+        let mut recording = UsvlogRecording::new(
+            BufReader::with_capacity(1 << 16, file),
+            meta.as_ref(),
+            &user,
+            options,
+            events,
+        )
+        .in_file(&paths.timeseries)?;
+        recording.total_bytes = total;
+        Ok(recording)
+    }
+}
+
+fn read_meta(path: &Path, options: &ReadOptions) -> Result<Meta> {
+    let len = std::fs::metadata(path)?.len();
+    recfmt_core::Limits::check("meta.json size", len, options.limits.max_side_file_len, 0)?;
+    Meta::parse(std::fs::read_to_string(path)?)
+}
+
+impl<R: Read> UsvlogRecording<R> {
+    /// Builds the adapter over a `timeseries.bin` byte source, with an optional `meta.json`
+    /// and user layouts; reads the file header.
+    pub fn new(
+        source: R,
+        meta: Option<&Meta>,
+        user_layouts: &[RecordLayout],
+        options: &ReadOptions,
+        events: Option<std::io::Lines<BufReader<File>>>,
+    ) -> Result<Self> {
+        let catalog = meta.map(Meta::record_catalog).transpose()?.flatten();
+        let table = LayoutTable::resolve(catalog.as_ref(), user_layouts);
+        let mut reader = Reader::new(source);
+        reader.set_strict(options.strict);
+        if options.resync {
+            reader.set_resync(Some(
+                table.layouts().map(|l| (l.type_id, l.size())).collect(),
+            ));
+        }
+        let file_header = reader.read_header()?;
+        for note in &table.notes {
+            reader.integrity_mut().warn(note.clone());
+        }
+
+        let mut metadata = meta.map(Meta::flattened).unwrap_or_default();
+        metadata.insert("fw_model_schema".into(), file_header.fw_model_schema.to_string());
+        metadata.insert("t0_us".into(), file_header.t0_us.to_string());
+        if let Some(id) = meta.and_then(Meta::fw_model_id) {
+            metadata.insert("fw_model_id".into(), id.to_string());
+        }
+        if let Some(m) = meta
+            && let Some(s) = m.fw_model_schema()
+            && s != u64::from(file_header.fw_model_schema)
+        {
+            reader.integrity_mut().warn(format!(
+                "meta.json says fw_model_schema {s}, timeseries.bin says {}",
+                file_header.fw_model_schema
+            ));
+        }
+        let header = Header {
+            format: crate::FORMAT_ID,
+            version: file_header.fw_model_schema.to_string(),
+            time: Some(TimeReference {
+                system: TimeSystem::Met,
+                epoch: None,
+            }),
+            metadata,
+        };
+
+        let time_signal = || SignalDesc::scalar("t_us", DType::U64).with_unit("us");
+        let mut schema = Schema::default();
+        let mut layouts = Vec::new();
+        let mut stream_of_type = HashMap::new();
+        for layout in table.layouts() {
+            let mut name = layout.name.clone();
+            if schema.stream_index(&name).is_some() {
+                name = format!("{name}_{}", layout.type_id);
+            }
+            let mut stream = StreamDesc::new(name, time_signal(), TimeBase::MICROSECONDS);
+            stream.signals.extend(layout.signals());
+            stream
+                .metadata
+                .insert("type_id".into(), layout.type_id.to_string());
+            stream
+                .metadata
+                .insert("payload_bytes".into(), layout.size().to_string());
+            stream_of_type.insert(layout.type_id, schema.streams.len());
+            schema.streams.push(stream);
+            layouts.push(layout.clone());
+        }
+        let unknown_stream = schema.streams.len();
+        let mut unknown = StreamDesc::new(UNKNOWN_STREAM, time_signal(), TimeBase::MICROSECONDS);
+        unknown.signals.push(SignalDesc::scalar("type_id", DType::U16));
+        unknown.signals.push(SignalDesc::scalar("payload", DType::Bytes));
+        schema.streams.push(unknown);
+        let events_stream = events.as_ref().map(|_| {
+            let mut s = StreamDesc::new(EVENTS_STREAM, time_signal(), TimeBase::MICROSECONDS);
+            s.signals.push(SignalDesc::scalar("type", DType::Str));
+            s.signals.push(SignalDesc::scalar("json", DType::Str));
+            schema.streams.push(s);
+            schema.streams.len() - 1
+        });
+
+        Ok(UsvlogRecording {
+            reader,
+            header,
+            schema,
+            layouts,
+            stream_of_type,
+            unknown_stream,
+            events_stream,
+            events,
+            events_line: 0,
+            record: Record::default(),
+            strict: options.strict,
+            unknown_counts: BTreeMap::new(),
+            long_payload_warned: HashMap::new(),
+            total_bytes: None,
+            records_done: false,
+        })
+    }
+
+    /// The low-level reader underneath.
+    pub fn get_ref(&self) -> &Reader<R> {
+        &self.reader
+    }
+
+    fn next_record_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+        loop {
+            if self.reader.read_record(&mut self.record)? == 0 {
+                return Ok(false);
+            }
+            let record = &self.record;
+            let Some(&stream) = self.stream_of_type.get(&record.type_id) else {
+                *self.unknown_counts.entry(record.type_id).or_default() += 1;
+                dst.reset(self.unknown_stream, 3);
+                dst.values[0] = Value::UInt(record.t_us);
+                dst.values[1] = Value::UInt(u64::from(record.type_id));
+                dst.values[2].set_bytes(&record.payload);
+                return Ok(true);
+            };
+            let layout = &self.layouts[stream];
+            let expected = layout.size();
+            let found = record.payload.len();
+            if found != expected {
+                let mismatch = Error::PayloadLength {
+                    offset: record.offset,
+                    type_id: record.type_id,
+                    name: layout.name.clone(),
+                    expected,
+                    found,
+                };
+                if self.strict {
+                    return Err(mismatch);
+                }
+                if found < expected {
+                    self.reader.integrity_mut().skip_corrupt(
+                        record.offset,
+                        (found + crate::record::RECORD_HEADER_LEN) as u64,
+                        &mismatch.to_string(),
+                    );
+                    continue;
+                }
+                if self.long_payload_warned.insert(record.type_id, ()).is_none() {
+                    self.reader
+                        .integrity_mut()
+                        .warn(format!("{mismatch}; extra bytes ignored (further ones not reported)"));
+                }
+            }
+            let signals = self.schema.streams[stream].signals.len();
+            dst.reset(stream, signals);
+            dst.values[0] = Value::UInt(record.t_us);
+            layout.decode_into(&record.payload, &mut dst.values[1..]);
+            return Ok(true);
+        }
+    }
+
+    fn next_event_frame(&mut self, dst: &mut FrameBuf) -> bool {
+        let (Some(stream), Some(lines)) = (self.events_stream, self.events.as_mut()) else {
+            return false;
+        };
+        for line in lines.by_ref() {
+            self.events_line += 1;
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => {
+                    self.reader
+                        .integrity_mut()
+                        .warn(format!("events.jsonl line {}: {e}", self.events_line));
+                    return false;
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed: serde_json::Result<serde_json::Value> = serde_json::from_str(&line);
+            let Ok(event) = parsed else {
+                self.reader.integrity_mut().warn(format!(
+                    "events.jsonl line {}: not a JSON object, skipped",
+                    self.events_line
+                ));
+                continue;
+            };
+            dst.reset(stream, 3);
+            dst.values[0] = event
+                .get("t_us")
+                .and_then(serde_json::Value::as_u64)
+                .map_or(Value::Null, Value::UInt);
+            match event.get("type").and_then(serde_json::Value::as_str) {
+                Some(t) => dst.values[1].set_str(t),
+                None => dst.values[1] = Value::Null,
+            }
+            dst.values[2].set_str(line.trim());
+            return true;
+        }
+        false
+    }
+}
+
+impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
+    fn format(&self) -> &'static FormatInfo {
+        &INFO
+    }
+
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
+        if !self.records_done {
+            if self.next_record_frame(dst)? {
+                return Ok(true);
+            }
+            self.records_done = true;
+            let counts = std::mem::take(&mut self.unknown_counts);
+            for (type_id, n) in counts {
+                self.reader.integrity_mut().warn(format!(
+                    "{n} records of unknown type {type_id} kept as raw bytes in {UNKNOWN_STREAM}"
+                ));
+            }
+        }
+        Ok(self.next_event_frame(dst))
+    }
+
+    fn integrity(&self) -> &Integrity {
+        self.reader.integrity()
+    }
+
+    fn progress(&self) -> (u64, Option<u64>) {
+        (self.reader.position(), self.total_bytes)
+    }
+}
