@@ -1,1 +1,119 @@
-//! placeholder
+//! Helpers shared by the cross-crate and command-line tests: where the `recfmt` binary, the
+//! generated fixtures, the shared samples and a Python with the interop packages are.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// A generated fixture under `tests/fixtures/generated` (see `cargo xtask fixtures`).
+pub fn fixture(relative: &str) -> PathBuf {
+    workspace_root()
+        .join("tests/fixtures/generated")
+        .join(relative)
+}
+
+/// True when running in CI, where missing samples or tools are failures, not skips.
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}
+
+/// The `recfmt` binary of this build profile, built on first use.
+///
+/// Integration tests of another package cannot see `CARGO_BIN_EXE_recfmt`, so this asks cargo
+/// to build it (a no-op when it is fresh) and takes it from the target directory.
+pub fn recfmt_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        // target/<profile>/deps/<test> -> target/<profile>
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target profile directory")
+            .to_path_buf();
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", "recfmt", "--bin", "recfmt"])
+            .current_dir(workspace_root());
+        if release {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build for the recfmt binary");
+        assert!(status.success(), "building the recfmt binary failed");
+        profile_dir.join(format!("recfmt{}", std::env::consts::EXE_SUFFIX))
+    })
+}
+
+/// Runs `recfmt` with `args`.
+pub fn recfmt(args: &[&str]) -> Output {
+    Command::new(recfmt_bin())
+        .args(args)
+        .output()
+        .expect("run recfmt")
+}
+
+/// A Python interpreter that can import `modules`, or `None` (a CI run panics instead).
+///
+/// `cargo xtask ci` sets `RECFMT_PYTHON` to a virtualenv with the interop packages.
+pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = std::env::var_os("RECFMT_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([
+            workspace_root().join("target/pyenv/bin/python"),
+            "python3".into(),
+        ])
+        .collect();
+    let import = format!("import {}", modules.join(", "));
+    for python in candidates {
+        let ok = Command::new(&python)
+            .args(["-c", &import])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(python);
+        }
+    }
+    assert!(
+        !in_ci(),
+        "CI is set but no Python can import {modules:?}: run `cargo xtask ci`, which installs them"
+    );
+    eprintln!("skipping: no Python with {modules:?} (run `cargo xtask ci` to install them)");
+    None
+}
+
+/// Copies a directory tree (fixtures are small).
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every file below `dir`, sorted, relative to `dir`.
+pub fn list_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            out.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}

@@ -32,9 +32,9 @@ impl AtomicFile {
     /// Creates the temporary file for `target`.
     pub fn create(target: impl AsRef<Path>) -> io::Result<Self> {
         let target = target.as_ref().to_path_buf();
-        let name = target
-            .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name"))?;
+        let name = target.file_name().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
+        })?;
         let mut temp_name = std::ffi::OsString::from(".");
         temp_name.push(name);
         temp_name.push(".partial");

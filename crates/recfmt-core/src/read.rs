@@ -71,7 +71,9 @@ impl Integrity {
         self.bytes_lost += lost;
         self.records_skipped += 1;
         self.status = IntegrityStatus::Corrupt;
-        self.warn(format!("skipped {lost} corrupt bytes at byte {offset}: {why}"));
+        self.warn(format!(
+            "skipped {lost} corrupt bytes at byte {offset}: {why}"
+        ));
     }
 
     /// Adds a warning, keeping at most 100 so a bad file cannot flood memory.

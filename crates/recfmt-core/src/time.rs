@@ -188,9 +188,9 @@ impl TimeReference {
 
     /// Recording seconds at an absolute UTC instant given as RFC 3339 text.
     pub fn seconds_at(&self, rfc3339: &str) -> Result<f64> {
-        let epoch = self
-            .epoch
-            .ok_or_else(|| Error::invalid("this recording has no epoch, so absolute times cannot be used"))?;
+        let epoch = self.epoch.ok_or_else(|| {
+            Error::invalid("this recording has no epoch, so absolute times cannot be used")
+        })?;
         let at = Epoch::from_str(rfc3339.trim())
             .map_err(|e| Error::invalid(format!("bad time {rfc3339:?}: {e}")))?;
         Ok((at - epoch).to_seconds())

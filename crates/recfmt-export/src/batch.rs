@@ -8,9 +8,7 @@ use arrow_array::builder::{
     UInt32Builder, UInt64Builder,
 };
 use arrow_array::types::ArrowPrimitiveType;
-use arrow_array::{
-    ArrayRef, FixedSizeListArray, ListArray, RecordBatch, RecordBatchOptions,
-};
+use arrow_array::{ArrayRef, FixedSizeListArray, ListArray, RecordBatch, RecordBatchOptions};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, FieldRef, SchemaRef};
 use recfmt_core::{ArrayValue, DType, FrameBuf, Header, Metadata, StreamDesc, Value};
@@ -24,7 +22,7 @@ const MAX_PREALLOCATED_ROWS: usize = 4096;
 
 /// Builds Arrow [`RecordBatch`]es for one stream from rows ([`FrameBuf`]s).
 ///
-/// The batch schema is [`crate::arrow_schema`] of the stream. Values are converted exactly:
+/// The batch schema is [`crate::arrow_schema()`] of the stream. Values are converted exactly:
 /// an `f32` signal becomes a `Float32` column, integers are range-checked against the column
 /// type, and a value that does not fit is an [`Error::Value`] naming stream, signal and value.
 /// A row that fails is not added at all, so the rows pushed before it stay consistent.
@@ -82,7 +80,9 @@ impl StreamBatcher {
             .signals
             .iter()
             .zip(schema.fields())
-            .map(|(signal, field)| Column::new(&signal.name, signal.dtype, field.data_type(), reserve))
+            .map(|(signal, field)| {
+                Column::new(&signal.name, signal.dtype, field.data_type(), reserve)
+            })
             .collect();
         StreamBatcher {
             stream: stream.name.clone(),
@@ -221,7 +221,9 @@ impl Column {
             }
             _ => (Kind::Scalar, 1),
         };
-        let reserve = reserve.saturating_mul(per_row).min(MAX_PREALLOCATED_ROWS * 16);
+        let reserve = reserve
+            .saturating_mul(per_row)
+            .min(MAX_PREALLOCATED_ROWS * 16);
         Column {
             name: name.to_owned(),
             dtype,
@@ -325,7 +327,12 @@ impl Column {
             } => {
                 let taken = std::mem::replace(offsets, vec![0]);
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(taken));
-                Arc::new(ListArray::try_new(item.clone(), offsets, values, nulls.finish())?)
+                Arc::new(ListArray::try_new(
+                    item.clone(),
+                    offsets,
+                    values,
+                    nulls.finish(),
+                )?)
             }
         })
     }
@@ -745,7 +752,10 @@ mod tests {
             ]))
             .unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("\"S\"") && text.contains("\"b\"") && text.contains("300"), "{text}");
+        assert!(
+            text.contains("\"S\"") && text.contains("\"b\"") && text.contains("300"),
+            "{text}"
+        );
         // The failed row left nothing behind.
         assert_eq!(b.len(), 0);
         b.push(&row(vec![
@@ -782,13 +792,23 @@ mod tests {
         );
         // A scalar where an array is expected.
         assert!(
-            b.push(&row(vec![Value::UInt(1), Value::Null, Value::Float(1.0), Value::Null]))
-                .is_err()
+            b.push(&row(vec![
+                Value::UInt(1),
+                Value::Null,
+                Value::Float(1.0),
+                Value::Null
+            ]))
+            .is_err()
         );
         // A negative time for a u64 column.
         assert!(
-            b.push(&row(vec![Value::Int(-1), Value::Null, Value::Null, Value::Null]))
-                .is_err()
+            b.push(&row(vec![
+                Value::Int(-1),
+                Value::Null,
+                Value::Null,
+                Value::Null
+            ]))
+            .is_err()
         );
         // Too few values.
         assert!(b.push(&row(vec![Value::UInt(1)])).is_err());

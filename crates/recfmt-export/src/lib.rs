@@ -1,1 +1,413 @@
-//! placeholder
+//! Streams recfmt recordings into Arrow record batches, Parquet and CSV.
+//!
+//! [`export_tables`] reads a [`RecordingReader`] to the end and writes one table per stream
+//! into a directory: `<stream>.parquet` (zstd by default) or `<stream>.csv`. Rows are gathered
+//! per stream by a [`StreamBatcher`] into Arrow record batches of at most
+//! [`ExportOptions::batch_rows`] rows, which are written as soon as they are full, so memory
+//! stays bounded however long the recording is.
+//!
+//! Arrow types follow the signal dtypes exactly ([`arrow_schema()`]): an `f32` signal is a
+//! `Float32` column, a `u8` signal a `UInt8` column, the time column keeps its native type,
+//! fixed-shape signals are `FixedSizeList`s and variable-length ones `List`s. Units and
+//! source metadata go into the Arrow field and schema metadata, which Parquet files keep.
+//! CSV has no nested columns: see the [`csv` layout](#csv-layout) below.
+//!
+//! Output files are written under a temporary name (`.<name>.partial`) and only renamed to
+//! their final names once every table is complete, so a failed export leaves no file that
+//! looks whole.
+//!
+//! ```
+//! use recfmt_core::{
+//!     DType, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Result, Schema,
+//!     SignalDesc, StreamDesc, TimeBase, Value,
+//! };
+//! use recfmt_export::{ExportOptions, TableFormat, export_tables};
+//!
+//! /// A recording held in memory.
+//! struct Memory { header: Header, schema: Schema, rows: Vec<FrameBuf>, next: usize, integrity: Integrity }
+//!
+//! static INFO: FormatInfo = FormatInfo { id: "memory", name: "In-memory rows", extensions: &[] };
+//!
+//! impl RecordingReader for Memory {
+//!     fn format(&self) -> &'static FormatInfo { &INFO }
+//!     fn header(&self) -> &Header { &self.header }
+//!     fn schema(&self) -> &Schema { &self.schema }
+//!     fn integrity(&self) -> &Integrity { &self.integrity }
+//!     fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+//!         let Some(row) = self.rows.get(self.next) else { return Ok(false) };
+//!         dst.clone_from(row);
+//!         self.next += 1;
+//!         Ok(true)
+//!     }
+//! }
+//!
+//! let mut nav = StreamDesc::new("NAV", SignalDesc::scalar("t_us", DType::U64), TimeBase::MICROSECONDS);
+//! nav.signals.push(SignalDesc::scalar("x", DType::F32).with_unit("m"));
+//! let row = |t: u64, x: f32| FrameBuf { stream: 0, values: vec![Value::UInt(t), Value::Float(x.into())] };
+//! let mut reader = Memory {
+//!     header: Header { format: "memory", ..Header::default() },
+//!     schema: Schema { streams: vec![nav] },
+//!     rows: vec![row(0, 0.1), row(1_000, 2.5)],
+//!     next: 0,
+//!     integrity: Integrity::default(),
+//! };
+//!
+//! let dir = tempfile::tempdir()?;
+//! let report = export_tables(&mut reader, dir.path(), &ExportOptions::new(TableFormat::Csv), &mut |_, _| {})?;
+//! assert_eq!(report.outputs[0].rows, 2);
+//! let text = std::fs::read_to_string(dir.path().join("NAV.csv"))?;
+//! assert_eq!(text, "t_us,x\n0,0.1\n1000,2.5\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # CSV layout
+//!
+//! * One header row with the column names (units are not written).
+//! * Scalar signals are one column each: integers in decimal, floats in the shortest text
+//!   that reads back to the same value (`0.1` for the `f32` 0.1; `NaN`, `inf`, `-inf`),
+//!   booleans as `true`/`false`, bytes as lowercase hex, nulls as empty cells (so an empty
+//!   string and a null string look the same).
+//! * Fixed-shape signals are flattened row-major into one column per element, named
+//!   `name[0]`, `name[1]`, ... (one dimension) or `name[0][0]`, `name[0][1]`, ... (more).
+//! * Variable-length signals are one column holding a JSON array such as `[1,2,3]` (quoted,
+//!   as CSV requires for text with commas); non-finite floats in it are written `NaN`,
+//!   `Infinity`, `-Infinity`, as Python's `json` module reads them.
+//!
+//! # Features
+//!
+//! `parquet` and `csv` (both on by default) enable the two table formats; without one,
+//! exporting to it fails with [`Error::Invalid`]. The Arrow mapping and [`StreamBatcher`] are
+//! always available.
+
+mod batch;
+#[cfg(feature = "csv")]
+mod csv;
+mod error;
+mod mapping;
+mod sink;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use recfmt_core::{AtomicFile, FrameBuf, Metadata, RecordingReader};
+
+pub use batch::StreamBatcher;
+pub use error::Error;
+pub use mapping::{
+    DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
+};
+
+use sink::Sink;
+
+/// Rows between two calls of the progress callback.
+const PROGRESS_EVERY: u64 = 4096;
+
+/// The file format of exported tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableFormat {
+    /// Apache Parquet, one file per stream.
+    Parquet,
+    /// Comma-separated values with a header row, one file per stream.
+    Csv,
+}
+
+impl TableFormat {
+    /// The file name extension, without the dot: `"parquet"` or `"csv"`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            TableFormat::Parquet => "parquet",
+            TableFormat::Csv => "csv",
+        }
+    }
+}
+
+impl FromStr for TableFormat {
+    type Err = Error;
+
+    /// Parses `parquet` or `csv` (any case).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "parquet" | "pq" => Ok(TableFormat::Parquet),
+            "csv" => Ok(TableFormat::Csv),
+            other => Err(Error::Invalid(format!(
+                "unknown table format {other:?} (expected parquet or csv)"
+            ))),
+        }
+    }
+}
+
+/// The compression of Parquet column chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ParquetCompression {
+    /// Zstandard at level 3 (the default).
+    #[default]
+    Zstd,
+    /// Snappy.
+    Snappy,
+    /// No compression.
+    None,
+}
+
+impl FromStr for ParquetCompression {
+    type Err = Error;
+
+    /// Parses `zstd`, `snappy` or `none` (also `uncompressed`), any case.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "zstd" => Ok(ParquetCompression::Zstd),
+            "snappy" => Ok(ParquetCompression::Snappy),
+            "none" | "uncompressed" => Ok(ParquetCompression::None),
+            other => Err(Error::Invalid(format!(
+                "unknown Parquet compression {other:?} (expected zstd, snappy or none)"
+            ))),
+        }
+    }
+}
+
+/// How [`export_tables`] writes its tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Table file format.
+    pub format: TableFormat,
+    /// Rows per record batch: each stream buffers at most this many rows before writing them
+    /// (also the Parquet row group size). Must be at least 1.
+    pub batch_rows: usize,
+    /// Parquet compression (ignored for CSV).
+    pub compression: ParquetCompression,
+    /// Extra schema-level metadata added to every table (e.g. `source.file`,
+    /// `source.sha256`); it overrides entries of the same name.
+    pub metadata: Metadata,
+}
+
+impl ExportOptions {
+    /// Default rows per batch.
+    pub const DEFAULT_BATCH_ROWS: usize = 65_536;
+
+    /// Options for `format` with 65 536 rows per batch, zstd and no extra metadata.
+    pub fn new(format: TableFormat) -> Self {
+        ExportOptions {
+            format,
+            batch_rows: Self::DEFAULT_BATCH_ROWS,
+            compression: ParquetCompression::default(),
+            metadata: Metadata::new(),
+        }
+    }
+}
+
+/// One table written by [`export_tables`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamOutput {
+    /// Stream name as in the schema.
+    pub stream: String,
+    /// The file written.
+    pub path: PathBuf,
+    /// Rows written.
+    pub rows: u64,
+}
+
+/// What [`export_tables`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExportReport {
+    /// One entry per stream that had rows, in schema order. Streams without rows get no file.
+    pub outputs: Vec<StreamOutput>,
+}
+
+/// Turns a stream name into a file name stem: path separators, characters that Windows
+/// forbids in file names and control characters become `_`; an empty name, `.` and `..`
+/// become `_` too.
+///
+/// ```
+/// assert_eq!(recfmt_export::file_stem("vehicle/1"), "vehicle_1");
+/// assert_eq!(recfmt_export::file_stem(".."), "_");
+/// assert_eq!(recfmt_export::file_stem("NAV"), "NAV");
+/// ```
+pub fn file_stem(stream: &str) -> String {
+    let stem: String = stream
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
+    if stem.is_empty() || stem == "." || stem == ".." {
+        "_".into()
+    } else {
+        stem
+    }
+}
+
+/// Output paths for all streams: sanitized names, made unique (ignoring case, for
+/// case-insensitive file systems) by appending `_2`, `_3`, ...
+fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
+    let mut taken = HashSet::new();
+    names
+        .iter()
+        .map(|name| {
+            let stem = file_stem(name);
+            let mut candidate = stem.clone();
+            let mut n = 2u64;
+            while !taken.insert(candidate.to_lowercase()) {
+                candidate = format!("{stem}_{n}");
+                n += 1;
+            }
+            out_dir.join(format!("{candidate}.{ext}"))
+        })
+        .collect()
+}
+
+/// Per-stream state during an export.
+struct StreamState {
+    path: PathBuf,
+    batcher: Option<StreamBatcher>,
+    sink: Option<Sink>,
+    rows: u64,
+}
+
+impl StreamState {
+    /// Writes the waiting rows, if any.
+    fn flush(&mut self) -> Result<(), Error> {
+        if let (Some(batcher), Some(sink)) = (&mut self.batcher, &mut self.sink)
+            && !batcher.is_empty()
+        {
+            let batch = batcher.finish_batch()?;
+            sink.write(&batch)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads `reader` to the end and writes one table per stream into `out_dir`.
+///
+/// Each stream with rows becomes `out_dir/<stream>.<ext>` ([`file_stem`] of the stream name;
+/// if two streams map to the same name, later ones get `_2`, `_3`, ...). `out_dir` is created
+/// when missing. Each stream buffers at most [`ExportOptions::batch_rows`] rows.
+/// `progress` is called every few thousand rows and at the end with
+/// [`RecordingReader::progress`].
+///
+/// Tables are written to temporary files and renamed only after the whole recording was read
+/// and every table completed. On error nothing is renamed and every temporary file is
+/// removed, so a failed export leaves no table behind (existing files of the same names are
+/// left as they were).
+pub fn export_tables(
+    reader: &mut dyn RecordingReader,
+    out_dir: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<ExportReport, Error> {
+    if options.batch_rows == 0 {
+        return Err(Error::Invalid("batch_rows must be at least 1".into()));
+    }
+    sink::check_format(options.format)?;
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+
+    let header = reader.header().clone();
+    let schema = reader.schema().clone();
+    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
+    let mut states: Vec<StreamState> = output_paths(out_dir, &names, options.format.extension())
+        .into_iter()
+        .map(|path| StreamState {
+            path,
+            batcher: None,
+            sink: None,
+            rows: 0,
+        })
+        .collect();
+
+    let mut frame = FrameBuf::default();
+    let mut total_rows = 0u64;
+    while reader.read_frame(&mut frame)? {
+        let index = frame.stream;
+        let (Some(state), Some(desc)) = (states.get_mut(index), schema.streams.get(index)) else {
+            return Err(Error::Invalid(format!(
+                "the reader returned a row of stream {index}, but the schema has {} streams",
+                schema.streams.len()
+            )));
+        };
+        if state.sink.is_none() {
+            let batcher =
+                StreamBatcher::with_metadata(&header, desc, options.batch_rows, &options.metadata);
+            state.sink = Some(Sink::create(&state.path, batcher.schema(), options)?);
+            state.batcher = Some(batcher);
+        }
+        if let Some(batcher) = &mut state.batcher {
+            batcher.push(&frame)?;
+            if batcher.is_full() {
+                state.flush()?;
+            }
+        }
+        state.rows += 1;
+        total_rows += 1;
+        if total_rows.is_multiple_of(PROGRESS_EVERY) {
+            let (done, total) = reader.progress();
+            progress(done, total);
+        }
+    }
+
+    // Complete every table, then rename them all.
+    let mut finished: Vec<(AtomicFile, StreamOutput)> = Vec::new();
+    for (state, desc) in states.iter_mut().zip(&schema.streams) {
+        state.flush()?;
+        if let Some(sink) = state.sink.take() {
+            let file = sink.finish()?;
+            finished.push((
+                file,
+                StreamOutput {
+                    stream: desc.name.clone(),
+                    path: state.path.clone(),
+                    rows: state.rows,
+                },
+            ));
+        }
+        state.batcher = None;
+    }
+    let mut outputs = Vec::with_capacity(finished.len());
+    let mut pending = finished.into_iter();
+    while let Some((file, output)) = pending.next() {
+        if let Err(e) = file.commit() {
+            // Take back what this export already renamed; the rest is removed on drop.
+            for done in &outputs {
+                let done: &StreamOutput = done;
+                let _ = std::fs::remove_file(&done.path);
+            }
+            drop(pending);
+            return Err(Error::io(&output.path, e));
+        }
+        outputs.push(output);
+    }
+
+    let (done, total) = reader.progress();
+    progress(done, total);
+    Ok(ExportReport { outputs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names_are_sanitized_and_unique() {
+        let paths = output_paths(Path::new("out"), &["a/b", "a_b", "A_B", "x"], "csv");
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(names, ["a_b.csv", "a_b_2.csv", "A_B_3.csv", "x.csv"]);
+    }
+
+    #[test]
+    fn option_names_parse() {
+        assert_eq!("CSV".parse::<TableFormat>().ok(), Some(TableFormat::Csv));
+        assert_eq!(
+            "uncompressed".parse::<ParquetCompression>().ok(),
+            Some(ParquetCompression::None)
+        );
+        assert!("xlsx".parse::<TableFormat>().is_err());
+        assert_eq!(ExportOptions::new(TableFormat::Parquet).batch_rows, 65_536);
+    }
+}

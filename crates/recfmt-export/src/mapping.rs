@@ -1,6 +1,5 @@
 //! The mapping from recfmt streams onto Arrow schemas.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema};
@@ -73,6 +72,7 @@ pub(crate) fn shape_text(dims: &[u32]) -> String {
 }
 
 /// Parses the value of [`SHAPE_KEY`] back into dimensions.
+#[cfg(feature = "csv")]
 pub(crate) fn parse_shape(text: &str) -> Option<Vec<u32>> {
     text.split('x').map(|d| d.trim().parse().ok()).collect()
 }
@@ -87,7 +87,7 @@ fn prefixed(key: &str, prefix: &str) -> String {
 
 /// The Arrow field of one signal, with its unit, dtype, shape and metadata.
 pub fn arrow_field(signal: &SignalDesc) -> Field {
-    let mut meta = HashMap::new();
+    let mut meta = Metadata::new();
     for (k, v) in &signal.metadata {
         meta.insert(prefixed(k, "recfmt."), v.clone());
     }
@@ -161,11 +161,10 @@ fn stream_metadata(header: &Header, stream: &StreamDesc) -> Metadata {
 /// ```
 pub fn arrow_schema(header: &Header, stream: &StreamDesc) -> Schema {
     let fields: Vec<Field> = stream.signals.iter().map(arrow_field).collect();
-    let metadata = stream_metadata(header, stream).into_iter().collect();
-    Schema::new_with_metadata(fields, metadata)
+    Schema::new(fields).with_metadata(stream_metadata(header, stream))
 }
 
-/// [`arrow_schema`] with `extra` entries added to (and overriding) the schema metadata.
+/// [`arrow_schema()`] with `extra` entries added to (and overriding) the schema metadata.
 pub(crate) fn arrow_schema_with(header: &Header, stream: &StreamDesc, extra: &Metadata) -> Schema {
     let mut schema = arrow_schema(header, stream);
     for (k, v) in extra {

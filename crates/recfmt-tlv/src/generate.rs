@@ -76,7 +76,10 @@ pub fn all_type_records(steps: u64) -> Result<Vec<Record>> {
 
 fn write_timeseries(path: &Path, records: &[Record]) -> Result<Vec<u8>> {
     let mut w = Writer::new(Vec::new());
-    w.write_header(&FileHeader::new(1, records.first().map_or(T0_US, |r| r.t_us)))?;
+    w.write_header(&FileHeader::new(
+        1,
+        records.first().map_or(T0_US, |r| r.t_us),
+    ))?;
     for r in records {
         w.write_record(r)?;
     }
@@ -98,7 +101,10 @@ fn meta_json(records: &[Record], with_catalog: bool) -> String {
         .iter()
         .map(|l| {
             let fields: Vec<&str> = l.value_fields().map(|f| f.name.as_str()).collect();
-            (l.type_id.to_string(), json!({"name": l.name, "fields": fields}))
+            (
+                l.type_id.to_string(),
+                json!({"name": l.name, "fields": fields}),
+            )
         })
         .collect();
     let mut files = json!({"format": "tlv_v1",
@@ -184,9 +190,19 @@ pub fn write_unknown_types_session(dir: &Path, steps: u64) -> Result<()> {
             for cell in 0..3u16 {
                 battery.extend((4000 + cell * 10 + step as u16).to_le_bytes());
             }
-            records.push(Record { t_us: t, type_id: 99, payload: battery, offset: 0 });
+            records.push(Record {
+                t_us: t,
+                type_id: 99,
+                payload: battery,
+                offset: 0,
+            });
             let len = (step % 3) as usize;
-            records.push(Record { t_us: t, type_id: 200, payload: vec![0x5A; len], offset: 0 });
+            records.push(Record {
+                t_us: t,
+                type_id: 200,
+                payload: vec![0x5A; len],
+                offset: 0,
+            });
         }
     }
     write_timeseries(&dir.join("timeseries.bin"), &records)?;

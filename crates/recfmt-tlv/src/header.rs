@@ -105,10 +105,19 @@ mod tests {
     fn rejects_bad_magic_endianness_and_short_input() {
         let mut bad = HEADER;
         bad[0] = b'X';
-        assert!(matches!(FileHeader::parse(&bad), Err(Error::BadMagic { .. })));
+        assert!(matches!(
+            FileHeader::parse(&bad),
+            Err(Error::BadMagic { .. })
+        ));
         let mut big = HEADER;
         big[10] = 2;
-        assert!(matches!(FileHeader::parse(&big), Err(Error::BadEndianness { found: 2 })));
-        assert!(matches!(FileHeader::parse(&HEADER[..20]), Err(Error::ShortHeader { found: 20 })));
+        assert!(matches!(
+            FileHeader::parse(&big),
+            Err(Error::BadEndianness { found: 2 })
+        ));
+        assert!(matches!(
+            FileHeader::parse(&HEADER[..20]),
+            Err(Error::ShortHeader { found: 20 })
+        ));
     }
 }

@@ -124,7 +124,10 @@ impl RecordLayout {
             };
             let value = values.next().unwrap_or(&Value::Null);
             let unwritable = || Error::Unwritable {
-                what: format!("{value:?} as {} field {} of {}", dtype, field.name, self.name),
+                what: format!(
+                    "{value:?} as {} field {} of {}",
+                    dtype, field.name, self.name
+                ),
             };
             if field.count == 1 {
                 encode_scalar(dtype, value, out).ok_or_else(unwritable)?;
@@ -151,7 +154,9 @@ fn array_element(array: &recfmt_core::ArrayValue, i: usize) -> Value {
         A::Bool(v) => v.get(i).map_or(Value::Null, |&b| Value::Bool(b)),
         A::Int(v) => v.get(i).map_or(Value::Null, |&x| Value::Int(x)),
         A::UInt(v) => v.get(i).map_or(Value::Null, |&x| Value::UInt(x)),
-        A::F32(v) => v.get(i).map_or(Value::Null, |&x| Value::Float(f64::from(x))),
+        A::F32(v) => v
+            .get(i)
+            .map_or(Value::Null, |&x| Value::Float(f64::from(x))),
         A::F64(v) => v.get(i).map_or(Value::Null, |&x| Value::Float(x)),
         _ => Value::Null,
     }
@@ -210,7 +215,9 @@ fn decode_array(dtype: DType, bytes: &[u8], out: &mut Value) {
 
 fn encode_scalar(dtype: DType, value: &Value, out: &mut Vec<u8>) -> Option<()> {
     match dtype {
-        DType::Bool => out.push(u8::from(matches!(value, Value::Bool(true)) || value.as_u64()? != 0)),
+        DType::Bool => out.push(u8::from(
+            matches!(value, Value::Bool(true)) || value.as_u64()? != 0,
+        )),
         DType::I8 => out.push(i8::try_from(value.as_i64()?).ok()? as u8),
         DType::I16 => out.extend(i16::try_from(value.as_i64()?).ok()?.to_le_bytes()),
         DType::I32 => out.extend(i32::try_from(value.as_i64()?).ok()?.to_le_bytes()),
@@ -232,58 +239,157 @@ type BuiltinField = (&'static str, &'static str, Option<&'static str>);
 /// The built-in record table of usv-autopilot (type ids as of commit `5d4644d`).
 /// Padding is spelled `("", "padN", None)`.
 const BUILTIN: &[(u16, &str, &[BuiltinField])] = &[
-    (1, "REC_NAV_SOLUTION", &[
-        ("x", "f32", Some("m")), ("y", "f32", Some("m")), ("psi", "f32", Some("rad")),
-        ("v", "f32", Some("m/s")), ("r", "f32", Some("rad/s")), ("b_g", "f32", Some("rad/s")),
-    ]),
-    (2, "REC_GUIDANCE_REF", &[
-        ("psi_d", "f32", Some("rad")), ("v_d", "f32", Some("m/s")),
-        ("e_y", "f32", Some("m")), ("e_psi", "f32", Some("rad")),
-    ]),
-    (3, "REC_ACTUATOR_REQ", &[
-        ("u_s_req", "f32", Some("1")), ("u_d_req", "f32", Some("1")),
-        ("src", "u8", None), ("", "pad3", None),
-    ]),
-    (4, "REC_ACTUATOR_CMD", &[("u_s_cmd", "f32", Some("1")), ("u_d_cmd", "f32", Some("1"))]),
-    (5, "REC_ESC_OUTPUT", &[("u_L", "f32", Some("1")), ("u_R", "f32", Some("1"))]),
-    (6, "REC_MISSION_STATE", &[
-        ("idx", "u16", None), ("active", "u8", None), ("done", "u8", None), ("", "pad4", None),
-        ("x0", "f32", Some("m")), ("y0", "f32", Some("m")), ("x1", "f32", Some("m")),
-        ("y1", "f32", Some("m")), ("v_seg", "f32", Some("m/s")), ("d_wp", "f32", Some("m")),
-    ]),
-    (7, "REC_MIXER_FEEDBACK", &[
-        ("u_s_ach", "f32", Some("1")), ("u_d_ach", "f32", Some("1")),
-        ("sat_L", "u8", None), ("sat_R", "u8", None), ("sat_any", "u8", None), ("", "pad5", None),
-        ("u_L_ach", "f32", Some("1")), ("u_R_ach", "f32", Some("1")),
-    ]),
-    (8, "REC_SPEED_SCHED_DEBUG", &[
-        ("v_seg", "f32", Some("m/s")), ("v_cap", "f32", Some("m/s")), ("v_d", "f32", Some("m/s")),
-        ("e_psi", "f32", Some("rad")), ("d_wp", "f32", Some("m")), ("dv", "f32", Some("m/s")),
-        ("cap_wp", "u8", None), ("cap_psi", "u8", None), ("", "pad2", None),
-    ]),
-    (9, "REC_SPEED_CTRL_DEBUG", &[
-        ("v_d", "f32", Some("m/s")), ("v_hat", "f32", Some("m/s")), ("e_v", "f32", Some("m/s")),
-        ("u_s_raw", "f32", Some("1")), ("u_s_req", "f32", Some("1")), ("i_v", "f32", None),
-        ("sat_u_s", "u8", None), ("", "pad3", None),
-    ]),
-    (10, "REC_YAW_CTRL_DEBUG", &[
-        ("psi_d", "f32", Some("rad")), ("psi", "f32", Some("rad")), ("e_psi", "f32", Some("rad")),
-        ("r_d", "f32", Some("rad/s")), ("r", "f32", Some("rad/s")), ("e_r", "f32", Some("rad/s")),
-        ("u_d_req", "f32", Some("1")), ("sat_u_d", "u8", None), ("", "pad3", None),
-    ]),
-    (11, "REC_EKF_DIAG", &[
-        ("P_xx", "f32", Some("m^2")), ("P_yy", "f32", Some("m^2")), ("P_psi", "f32", Some("rad^2")),
-        ("P_v", "f32", Some("m^2/s^2")), ("P_r", "f32", Some("rad^2/s^2")),
-        ("P_bg", "f32", Some("rad^2/s^2")), ("status_flags", "u32", None),
-    ]),
-    (12, "REC_SENSOR_GNSS", &[
-        ("x", "f32", Some("m")), ("y", "f32", Some("m")), ("cog", "f32", Some("rad")),
-        ("sog", "f32", Some("m/s")), ("valid", "u8", None), ("", "pad3", None),
-    ]),
-    (13, "REC_SENSOR_GYRO", &[
-        ("z_gyro", "f32", Some("rad/s")), ("b_g_est", "f32", Some("rad/s")),
-        ("valid", "u8", None), ("", "pad3", None),
-    ]),
+    (
+        1,
+        "REC_NAV_SOLUTION",
+        &[
+            ("x", "f32", Some("m")),
+            ("y", "f32", Some("m")),
+            ("psi", "f32", Some("rad")),
+            ("v", "f32", Some("m/s")),
+            ("r", "f32", Some("rad/s")),
+            ("b_g", "f32", Some("rad/s")),
+        ],
+    ),
+    (
+        2,
+        "REC_GUIDANCE_REF",
+        &[
+            ("psi_d", "f32", Some("rad")),
+            ("v_d", "f32", Some("m/s")),
+            ("e_y", "f32", Some("m")),
+            ("e_psi", "f32", Some("rad")),
+        ],
+    ),
+    (
+        3,
+        "REC_ACTUATOR_REQ",
+        &[
+            ("u_s_req", "f32", Some("1")),
+            ("u_d_req", "f32", Some("1")),
+            ("src", "u8", None),
+            ("", "pad3", None),
+        ],
+    ),
+    (
+        4,
+        "REC_ACTUATOR_CMD",
+        &[("u_s_cmd", "f32", Some("1")), ("u_d_cmd", "f32", Some("1"))],
+    ),
+    (
+        5,
+        "REC_ESC_OUTPUT",
+        &[("u_L", "f32", Some("1")), ("u_R", "f32", Some("1"))],
+    ),
+    (
+        6,
+        "REC_MISSION_STATE",
+        &[
+            ("idx", "u16", None),
+            ("active", "u8", None),
+            ("done", "u8", None),
+            ("", "pad4", None),
+            ("x0", "f32", Some("m")),
+            ("y0", "f32", Some("m")),
+            ("x1", "f32", Some("m")),
+            ("y1", "f32", Some("m")),
+            ("v_seg", "f32", Some("m/s")),
+            ("d_wp", "f32", Some("m")),
+        ],
+    ),
+    (
+        7,
+        "REC_MIXER_FEEDBACK",
+        &[
+            ("u_s_ach", "f32", Some("1")),
+            ("u_d_ach", "f32", Some("1")),
+            ("sat_L", "u8", None),
+            ("sat_R", "u8", None),
+            ("sat_any", "u8", None),
+            ("", "pad5", None),
+            ("u_L_ach", "f32", Some("1")),
+            ("u_R_ach", "f32", Some("1")),
+        ],
+    ),
+    (
+        8,
+        "REC_SPEED_SCHED_DEBUG",
+        &[
+            ("v_seg", "f32", Some("m/s")),
+            ("v_cap", "f32", Some("m/s")),
+            ("v_d", "f32", Some("m/s")),
+            ("e_psi", "f32", Some("rad")),
+            ("d_wp", "f32", Some("m")),
+            ("dv", "f32", Some("m/s")),
+            ("cap_wp", "u8", None),
+            ("cap_psi", "u8", None),
+            ("", "pad2", None),
+        ],
+    ),
+    (
+        9,
+        "REC_SPEED_CTRL_DEBUG",
+        &[
+            ("v_d", "f32", Some("m/s")),
+            ("v_hat", "f32", Some("m/s")),
+            ("e_v", "f32", Some("m/s")),
+            ("u_s_raw", "f32", Some("1")),
+            ("u_s_req", "f32", Some("1")),
+            ("i_v", "f32", None),
+            ("sat_u_s", "u8", None),
+            ("", "pad3", None),
+        ],
+    ),
+    (
+        10,
+        "REC_YAW_CTRL_DEBUG",
+        &[
+            ("psi_d", "f32", Some("rad")),
+            ("psi", "f32", Some("rad")),
+            ("e_psi", "f32", Some("rad")),
+            ("r_d", "f32", Some("rad/s")),
+            ("r", "f32", Some("rad/s")),
+            ("e_r", "f32", Some("rad/s")),
+            ("u_d_req", "f32", Some("1")),
+            ("sat_u_d", "u8", None),
+            ("", "pad3", None),
+        ],
+    ),
+    (
+        11,
+        "REC_EKF_DIAG",
+        &[
+            ("P_xx", "f32", Some("m^2")),
+            ("P_yy", "f32", Some("m^2")),
+            ("P_psi", "f32", Some("rad^2")),
+            ("P_v", "f32", Some("m^2/s^2")),
+            ("P_r", "f32", Some("rad^2/s^2")),
+            ("P_bg", "f32", Some("rad^2/s^2")),
+            ("status_flags", "u32", None),
+        ],
+    ),
+    (
+        12,
+        "REC_SENSOR_GNSS",
+        &[
+            ("x", "f32", Some("m")),
+            ("y", "f32", Some("m")),
+            ("cog", "f32", Some("rad")),
+            ("sog", "f32", Some("m/s")),
+            ("valid", "u8", None),
+            ("", "pad3", None),
+        ],
+    ),
+    (
+        13,
+        "REC_SENSOR_GYRO",
+        &[
+            ("z_gyro", "f32", Some("rad/s")),
+            ("b_g_est", "f32", Some("rad/s")),
+            ("valid", "u8", None),
+            ("", "pad3", None),
+        ],
+    ),
 ];
 
 fn builtin_field(&(name, ty, unit): &BuiltinField) -> FieldLayout {
@@ -468,8 +574,7 @@ struct LayoutFileField {
 /// ```
 pub fn parse_layouts(text: &str, file_name: &str) -> Result<Vec<RecordLayout>> {
     let file: LayoutFile = if file_name.ends_with(".json") || text.trim_start().starts_with('{') {
-        serde_json::from_str(text)
-            .map_err(|e| Error::Layout(format!("{file_name}: {e}").into()))?
+        serde_json::from_str(text).map_err(|e| Error::Layout(format!("{file_name}: {e}").into()))?
     } else {
         toml::from_str(text).map_err(|e| Error::Layout(format!("{file_name}: {e}").into()))?
     };
@@ -497,7 +602,8 @@ fn field_from_file(
     record: &str,
     file_name: &str,
 ) -> Result<FieldLayout> {
-    let bad = |what: String| Error::Layout(format!("{file_name}: {record} field {index}: {what}").into());
+    let bad =
+        |what: String| Error::Layout(format!("{file_name}: {record} field {index}: {what}").into());
     if let Some(pad) = f.pad {
         return Ok(FieldLayout {
             name: String::new(),
@@ -506,11 +612,17 @@ fn field_from_file(
             unit: None,
         });
     }
-    let name = f.name.ok_or_else(|| bad("needs a name (or pad = N)".into()))?;
+    let name = f
+        .name
+        .ok_or_else(|| bad("needs a name (or pad = N)".into()))?;
     let ty_name = f.ty.ok_or_else(|| bad(format!("{name} needs a type")))?;
     let dtype = DType::parse(&ty_name)
         .filter(|d| d.size().is_some())
-        .ok_or_else(|| bad(format!("{name}: type {ty_name:?} is not a fixed-size number or bool")))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "{name}: type {ty_name:?} is not a fixed-size number or bool"
+            ))
+        })?;
     let count = f.count.unwrap_or(1);
     if count == 0 || count > 4096 {
         return Err(bad(format!("{name}: count {count} out of range 1..=4096")));
@@ -536,8 +648,19 @@ mod tests {
     #[test]
     fn builtin_sizes_match_the_spec_table() {
         let expected = [
-            (1, 24), (2, 16), (3, 12), (4, 8), (5, 8), (6, 32), (7, 24),
-            (8, 28), (9, 28), (10, 32), (11, 28), (12, 20), (13, 12),
+            (1, 24),
+            (2, 16),
+            (3, 12),
+            (4, 8),
+            (5, 8),
+            (6, 32),
+            (7, 24),
+            (8, 28),
+            (9, 28),
+            (10, 32),
+            (11, 28),
+            (12, 20),
+            (13, 12),
         ];
         let table = builtin_layouts();
         assert_eq!(table.len(), expected.len());
@@ -561,7 +684,10 @@ mod tests {
             0, 0, 160, 64, // v_seg = 5.0
             0, 0, 192, 64, // d_wp = 6.0
         ];
-        let layout = builtin_layouts().into_iter().find(|l| l.type_id == 6).unwrap();
+        let layout = builtin_layouts()
+            .into_iter()
+            .find(|l| l.type_id == 6)
+            .unwrap();
         let mut values = vec![Value::Null; layout.value_fields().count()];
         assert!(layout.decode_into(&payload, &mut values));
         assert_eq!(values[0], Value::UInt(7));
@@ -575,17 +701,31 @@ mod tests {
     #[test]
     fn catalog_renames_and_renumbers() {
         let mut catalog = BTreeMap::new();
-        catalog.insert(3, CatalogEntry { name: "REC_ACTUATOR_CMD".into(), fields: vec![] });
+        catalog.insert(
+            3,
+            CatalogEntry {
+                name: "REC_ACTUATOR_CMD".into(),
+                fields: vec![],
+            },
+        );
         catalog.insert(
             8,
             CatalogEntry {
                 name: "REC_SPEED_CTRL_DEBUG".into(),
-                fields: ["v_d", "v_hat", "e_v", "u_s_raw", "u_s_cmd", "i_v", "sat_u_s"]
-                    .map(String::from)
-                    .to_vec(),
+                fields: [
+                    "v_d", "v_hat", "e_v", "u_s_raw", "u_s_cmd", "i_v", "sat_u_s",
+                ]
+                .map(String::from)
+                .to_vec(),
             },
         );
-        catalog.insert(99, CatalogEntry { name: "REC_MYSTERY".into(), fields: vec![] });
+        catalog.insert(
+            99,
+            CatalogEntry {
+                name: "REC_MYSTERY".into(),
+                fields: vec![],
+            },
+        );
         let table = LayoutTable::resolve(Some(&catalog), &[]);
         assert_eq!(table.get(3).unwrap().size(), 8);
         let speed = table.get(8).unwrap();
@@ -604,9 +744,15 @@ mod tests {
         let b = parse_layouts(toml, "x.toml").unwrap();
         assert_eq!(a, b);
         assert_eq!(a[0].size(), 2 + 2 + 16);
-        let err = parse_layouts("[[record]]\ntype_id = 1\nname = \"R\"\nfields = [{name = \"s\", type = \"str\"}]", "bad.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("bad.toml") && err.contains("not a fixed-size"), "{err}");
+        let err = parse_layouts(
+            "[[record]]\ntype_id = 1\nname = \"R\"\nfields = [{name = \"s\", type = \"str\"}]",
+            "bad.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("bad.toml") && err.contains("not a fixed-size"),
+            "{err}"
+        );
     }
 }

@@ -26,7 +26,9 @@ impl Meta {
     pub fn parse(raw: String) -> Result<Self> {
         let json: Json = serde_json::from_str(&raw)?;
         if !json.is_object() {
-            return Err(Error::Layout("meta.json: expected a JSON object at the top level".into()));
+            return Err(Error::Layout(
+                "meta.json: expected a JSON object at the top level".into(),
+            ));
         }
         Ok(Meta { raw, json })
     }
@@ -56,10 +58,11 @@ impl Meta {
         let map: BTreeMap<String, CatalogEntry> = serde_json::from_value(catalog.clone())?;
         map.into_iter()
             .map(|(id, entry)| {
-                id.trim()
-                    .parse::<u16>()
-                    .map(|id| (id, entry))
-                    .map_err(|_| Error::Layout(format!("meta.json: record_catalog key {id:?} is not a u16 type id").into()))
+                id.trim().parse::<u16>().map(|id| (id, entry)).map_err(|_| {
+                    Error::Layout(
+                        format!("meta.json: record_catalog key {id:?} is not a u16 type id").into(),
+                    )
+                })
             })
             .collect::<Result<_>>()
             .map(Some)
@@ -94,7 +97,11 @@ fn flatten(prefix: &str, value: &Json, out: &mut BTreeMap<String, String>) {
                 if k == "record_catalog" || k == "record_counts" {
                     continue;
                 }
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(&key, v, out);
             }
         }

@@ -72,6 +72,8 @@ pub struct UsvlogRecording<R> {
     long_payload_warned: HashMap<u16, ()>,
     total_bytes: Option<u64>,
     records_done: bool,
+    /// The record file, named in errors raised while reading rows.
+    path: Option<PathBuf>,
 }
 
 /// Static facts about USVLOG.
@@ -109,6 +111,7 @@ impl UsvlogRecording<BufReader<File>> {
         )
         .in_file(&paths.timeseries)?;
         recording.total_bytes = total;
+        recording.path = Some(paths.timeseries);
         Ok(recording)
     }
 }
@@ -144,7 +147,10 @@ impl<R: Read> UsvlogRecording<R> {
         }
 
         let mut metadata = meta.map(Meta::flattened).unwrap_or_default();
-        metadata.insert("fw_model_schema".into(), file_header.fw_model_schema.to_string());
+        metadata.insert(
+            "fw_model_schema".into(),
+            file_header.fw_model_schema.to_string(),
+        );
         metadata.insert("t0_us".into(), file_header.t0_us.to_string());
         if let Some(id) = meta.and_then(Meta::fw_model_id) {
             metadata.insert("fw_model_id".into(), id.to_string());
@@ -191,8 +197,12 @@ impl<R: Read> UsvlogRecording<R> {
         }
         let unknown_stream = schema.streams.len();
         let mut unknown = StreamDesc::new(UNKNOWN_STREAM, time_signal(), TimeBase::MICROSECONDS);
-        unknown.signals.push(SignalDesc::scalar("type_id", DType::U16));
-        unknown.signals.push(SignalDesc::scalar("payload", DType::Bytes));
+        unknown
+            .signals
+            .push(SignalDesc::scalar("type_id", DType::U16));
+        unknown
+            .signals
+            .push(SignalDesc::scalar("payload", DType::Bytes));
         schema.streams.push(unknown);
         let events_stream = events.as_ref().map(|_| {
             let mut s = StreamDesc::new(EVENTS_STREAM, time_signal(), TimeBase::MICROSECONDS);
@@ -218,6 +228,7 @@ impl<R: Read> UsvlogRecording<R> {
             long_payload_warned: HashMap::new(),
             total_bytes: None,
             records_done: false,
+            path: None,
         })
     }
 
@@ -262,10 +273,14 @@ impl<R: Read> UsvlogRecording<R> {
                     );
                     continue;
                 }
-                if self.long_payload_warned.insert(record.type_id, ()).is_none() {
-                    self.reader
-                        .integrity_mut()
-                        .warn(format!("{mismatch}; extra bytes ignored (further ones not reported)"));
+                if self
+                    .long_payload_warned
+                    .insert(record.type_id, ())
+                    .is_none()
+                {
+                    self.reader.integrity_mut().warn(format!(
+                        "{mismatch}; extra bytes ignored (further ones not reported)"
+                    ));
                 }
             }
             let signals = self.schema.streams[stream].signals.len();
@@ -333,7 +348,14 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
 
     fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
         if !self.records_done {
-            if self.next_record_frame(dst)? {
+            let next = self
+                .next_record_frame(dst)
+                .map_err(recfmt_core::Error::from);
+            let next = match &self.path {
+                Some(path) => next.map_err(|e| e.in_file(path)),
+                None => next,
+            };
+            if next? {
                 return Ok(true);
             }
             self.records_done = true;

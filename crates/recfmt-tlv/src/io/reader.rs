@@ -257,7 +257,11 @@ impl<R: Read> Reader<R> {
             skipped += 1;
             let available = self.fill(RECORD_HEADER_LEN)?;
             if available < RECORD_HEADER_LEN {
-                self.integrity.skip_corrupt(start, skipped + available as u64, "no record found after a corrupt header");
+                self.integrity.skip_corrupt(
+                    start,
+                    skipped + available as u64,
+                    "no record found after a corrupt header",
+                );
                 self.consume(available);
                 return Ok(false);
             }
@@ -271,15 +275,20 @@ impl<R: Read> Reader<R> {
                 true
             } else if available >= total + RECORD_HEADER_LEN {
                 let mut next = [0; RECORD_HEADER_LEN];
-                next.copy_from_slice(&self.buf[self.pos + total..self.pos + total + RECORD_HEADER_LEN]);
+                next.copy_from_slice(
+                    &self.buf[self.pos + total..self.pos + total + RECORD_HEADER_LEN],
+                );
                 let next = RecordHeader::parse(&next);
                 next.t_us >= candidate.t_us && next.t_us - candidate.t_us <= RESYNC_WINDOW_US
             } else {
                 false
             };
             if confirmed {
-                self.integrity
-                    .skip_corrupt(start, skipped, "implausible record header; resynchronised");
+                self.integrity.skip_corrupt(
+                    start,
+                    skipped,
+                    "implausible record header; resynchronised",
+                );
                 return Ok(true);
             }
         }
@@ -295,8 +304,13 @@ mod tests {
         let mut w = Writer::new(Vec::new());
         w.write_header(&FileHeader::new(1, 0)).unwrap();
         for &(t_us, type_id, len) in records {
-            w.write_record(&Record { t_us, type_id, payload: vec![0xAB; len], offset: 0 })
-                .unwrap();
+            w.write_record(&Record {
+                t_us,
+                type_id,
+                payload: vec![0xAB; len],
+                offset: 0,
+            })
+            .unwrap();
         }
         w.into_inner().unwrap()
     }
@@ -339,7 +353,10 @@ mod tests {
         r.set_strict(true);
         r.read_header().unwrap();
         let err = r.read_record(&mut Record::default()).unwrap_err();
-        assert_eq!(err.to_string(), "at byte 32: expected 36 bytes of a record, file ends after 35");
+        assert_eq!(
+            err.to_string(),
+            "at byte 32: expected 36 bytes of a record, file ends after 35"
+        );
     }
 
     #[test]

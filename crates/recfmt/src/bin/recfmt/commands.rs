@@ -1,0 +1,381 @@
+//! The commands.
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use recfmt_core::{FrameBuf, Integrity, ReadOptions, RecordingReader, Schema, Shape, Value};
+use recfmt_export::{ExportOptions, ParquetCompression, TableFormat};
+use serde_json::json;
+
+use crate::Outcome;
+use crate::args::{
+    CatArgs, CatOutput, Compression, ConvertArgs, ConvertTo, GlobalArgs, InfoArgs, ValidateArgs,
+};
+use crate::json;
+use crate::scan::{ScanStats, scan};
+
+fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>> {
+    let options = ReadOptions {
+        strict: global.strict,
+        resync: global.resync,
+        layouts: global.layouts.clone(),
+        ..ReadOptions::default()
+    };
+    Ok(recfmt::default_registry().open_path(path, global.format.as_deref(), &options)?)
+}
+
+fn outcome(integrity: &Integrity) -> Outcome {
+    if integrity.lost_data() {
+        Outcome::DataLost
+    } else {
+        Outcome::Complete
+    }
+}
+
+fn integrity_json(i: &Integrity) -> serde_json::Value {
+    json!({
+        "status": i.status.name(),
+        "bytes_lost": i.bytes_lost,
+        "truncated_at": i.truncated_at,
+        "records_skipped": i.records_skipped,
+        "warnings": i.warnings,
+    })
+}
+
+fn shape_text(shape: &Shape) -> Option<String> {
+    match shape {
+        Shape::Scalar => None,
+        Shape::Fixed(dims) => Some(
+            dims.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("x"),
+        ),
+        Shape::Variable => Some("variable".into()),
+    }
+}
+
+fn info_json(path: &Path, reader: &dyn RecordingReader, stats: &ScanStats) -> serde_json::Value {
+    let header = reader.header();
+    let schema = reader.schema();
+    let streams: Vec<_> = schema
+        .streams
+        .iter()
+        .zip(&stats.streams)
+        .map(|(desc, s)| {
+            let signals: Vec<_> = desc
+                .signals
+                .iter()
+                .map(|sig| {
+                    json!({
+                        "name": sig.name,
+                        "dtype": sig.dtype.name(),
+                        "shape": shape_text(&sig.shape),
+                        "unit": sig.unit,
+                    })
+                })
+                .collect();
+            json!({
+                "name": desc.name,
+                "rows": s.rows,
+                "start": s.start,
+                "end": s.end,
+                "rate_hz": s.rate_hz(),
+                "time_column": desc.signals.get(desc.time).map(|t| &t.name),
+                "time_base": format!("{}/{}", desc.time_base.numer, desc.time_base.denom),
+                "signals": signals,
+                "metadata": desc.metadata,
+            })
+        })
+        .collect();
+    let (start, end) = (stats.start(), stats.end());
+    json!({
+        "path": path.display().to_string(),
+        "format": header.format,
+        "format_name": reader.format().name,
+        "version": header.version,
+        "time": {
+            "start": start,
+            "end": end,
+            "duration": start.zip(end).map(|(a, b)| b - a),
+            "system": header.time.map(|t| t.system.name()),
+            "epoch": header.time.and_then(|t| t.to_rfc3339(0.0)),
+        },
+        "rows": stats.rows(),
+        "streams": streams,
+        "metadata": header.metadata,
+        "integrity": integrity_json(reader.integrity()),
+    })
+}
+
+fn seconds(t: Option<f64>) -> String {
+    t.map_or_else(|| "-".into(), |t| format!("{t:.6} s"))
+}
+
+fn print_integrity(out: &mut impl Write, i: &Integrity) -> std::io::Result<()> {
+    let mut line = i.status.name().to_string();
+    if let Some(at) = i.truncated_at {
+        line.push_str(&format!(", truncated at byte {at}"));
+    }
+    if i.bytes_lost > 0 {
+        line.push_str(&format!(", {} bytes lost", i.bytes_lost));
+    }
+    if i.records_skipped > 0 {
+        line.push_str(&format!(", {} corrupt records skipped", i.records_skipped));
+    }
+    writeln!(out, "integrity: {line}")?;
+    for w in &i.warnings {
+        writeln!(out, "  warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// `recfmt info`.
+pub fn info(global: &GlobalArgs, args: &InfoArgs) -> Result<Outcome> {
+    let mut reader = open(global, &args.path)?;
+    let stats =
+        scan(reader.as_mut()).with_context(|| format!("reading {}", args.path.display()))?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &info_json(&args.path, reader.as_ref(), &stats))?;
+        writeln!(out)?;
+    } else {
+        let header = reader.header();
+        writeln!(out, "file:      {}", args.path.display())?;
+        writeln!(
+            out,
+            "format:    {} ({}), version {}",
+            header.format,
+            reader.format().name,
+            header.version
+        )?;
+        let (start, end) = (stats.start(), stats.end());
+        let duration = start.zip(end).map(|(a, b)| b - a);
+        writeln!(
+            out,
+            "time:      {} .. {} (duration {})",
+            seconds(start),
+            seconds(end),
+            seconds(duration)
+        )?;
+        writeln!(out, "rows:      {}", stats.rows())?;
+        print_integrity(&mut out, reader.integrity())?;
+        writeln!(out, "streams:")?;
+        for (desc, s) in reader.schema().streams.iter().zip(&stats.streams) {
+            let rate = s
+                .rate_hz()
+                .map_or_else(String::new, |r| format!(", {r:.3} Hz"));
+            writeln!(
+                out,
+                "  {}: {} rows{rate}, {} .. {}",
+                desc.name,
+                s.rows,
+                seconds(s.start),
+                seconds(s.end)
+            )?;
+            for sig in &desc.signals {
+                let shape = shape_text(&sig.shape).map_or_else(String::new, |s| format!("[{s}]"));
+                let unit = sig
+                    .unit
+                    .as_deref()
+                    .map_or_else(String::new, |u| format!(" ({u})"));
+                writeln!(out, "    {}: {}{shape}{unit}", sig.name, sig.dtype)?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(outcome(reader.integrity()))
+}
+
+fn text_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
+    let desc = &schema.streams[frame.stream];
+    line.push_str(&desc.name);
+    for (sig, v) in desc.signals.iter().zip(&frame.values) {
+        line.push(' ');
+        line.push_str(&sig.name);
+        line.push('=');
+        match v {
+            Value::Str(s) => line.push_str(s),
+            other => json::value(line, other, sig.dtype),
+        }
+    }
+}
+
+fn ndjson_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
+    let desc = &schema.streams[frame.stream];
+    line.push_str("{\"stream\":");
+    json::string(line, &desc.name);
+    for (sig, v) in desc.signals.iter().zip(&frame.values) {
+        line.push(',');
+        json::string(line, &sig.name);
+        line.push(':');
+        json::value(line, v, sig.dtype);
+    }
+    line.push('}');
+}
+
+/// `recfmt cat`.
+pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
+    let mut reader = open(global, &args.path)?;
+    let schema = reader.schema().clone();
+    let mut wanted = vec![args.streams.is_empty(); schema.streams.len()];
+    for name in &args.streams {
+        let index = schema.stream_index(name).with_context(|| {
+            let names: Vec<_> = schema.streams.iter().map(|s| s.name.as_str()).collect();
+            format!("no stream {name:?} (streams: {})", names.join(", "))
+        })?;
+        wanted[index] = true;
+    }
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut frame = FrameBuf::default();
+    let mut line = String::new();
+    let mut printed = 0u64;
+    while args.limit.is_none_or(|limit| printed < limit) && reader.read_frame(&mut frame)? {
+        if !wanted.get(frame.stream).copied().unwrap_or(false) {
+            continue;
+        }
+        line.clear();
+        match args.output {
+            CatOutput::Text => text_row(&mut line, &schema, &frame),
+            CatOutput::Ndjson => ndjson_row(&mut line, &schema, &frame),
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+        printed += 1;
+    }
+    out.flush()?;
+    report_loss(reader.integrity());
+    Ok(outcome(reader.integrity()))
+}
+
+fn report_loss(i: &Integrity) {
+    if i.lost_data() {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "recfmt: warning: input data was lost");
+        let _ = print_integrity(&mut err, i);
+    }
+}
+
+fn progress_bar(total: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// `recfmt convert`.
+pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
+    let mut reader = open(global, &args.path)?;
+    let mut options = ExportOptions::new(match args.to {
+        ConvertTo::Parquet => TableFormat::Parquet,
+        ConvertTo::Csv => TableFormat::Csv,
+    });
+    options.batch_rows = usize::try_from(args.batch_rows).unwrap_or(usize::MAX);
+    options.compression = match args.compression {
+        Compression::Zstd => ParquetCompression::Zstd,
+        Compression::Snappy => ParquetCompression::Snappy,
+        Compression::None => ParquetCompression::None,
+    };
+    options
+        .metadata
+        .insert("source.file".into(), args.path.display().to_string());
+    options
+        .metadata
+        .insert("recfmt.recfmt_version".into(), recfmt::VERSION.into());
+    let bar = progress_bar(reader.progress().1);
+    let report = recfmt_export::export_tables(
+        reader.as_mut(),
+        &args.output,
+        &options,
+        &mut |done, total| {
+            if let Some(total) = total {
+                bar.set_length(total);
+            }
+            bar.set_position(done);
+        },
+    )
+    .with_context(|| {
+        format!(
+            "converting {} into {}",
+            args.path.display(),
+            args.output.display()
+        )
+    })?;
+    bar.finish_and_clear();
+    let mut err = std::io::stderr().lock();
+    for o in &report.outputs {
+        writeln!(err, "wrote {} ({} rows)", o.path.display(), o.rows)?;
+    }
+    report_loss(reader.integrity());
+    Ok(outcome(reader.integrity()))
+}
+
+/// `recfmt validate`.
+pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
+    let mut reader = open(global, &args.path)?;
+    let stats =
+        scan(reader.as_mut()).with_context(|| format!("reading {}", args.path.display()))?;
+    let mut problems: Vec<String> = Vec::new();
+    for (desc, s) in reader.schema().streams.iter().zip(&stats.streams) {
+        if s.backwards > 0 {
+            problems.push(format!(
+                "stream {}: time goes backwards {} times",
+                desc.name, s.backwards
+            ));
+        }
+    }
+    let integrity = reader.integrity();
+    let valid = !integrity.lost_data() && problems.is_empty();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.json {
+        let doc = json!({
+            "path": args.path.display().to_string(),
+            "format": reader.header().format,
+            "version": reader.header().version,
+            "valid": valid,
+            "rows": stats.rows(),
+            "problems": problems,
+            "integrity": integrity_json(integrity),
+        });
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "{}: {} {}",
+            args.path.display(),
+            reader.header().format,
+            if valid { "valid" } else { "INVALID" }
+        )?;
+        writeln!(out, "rows: {}", stats.rows())?;
+        for p in &problems {
+            writeln!(out, "problem: {p}")?;
+        }
+        print_integrity(&mut out, integrity)?;
+    }
+    out.flush()?;
+    Ok(outcome(integrity))
+}
+
+/// `recfmt formats`.
+pub fn formats() -> Result<Outcome> {
+    for f in recfmt::default_registry().formats() {
+        let write = if f.create.is_some() {
+            "read/write"
+        } else {
+            "read"
+        };
+        println!("{:<10} {write:<10} {}", f.info.id, f.info.name);
+    }
+    Ok(Outcome::Complete)
+}

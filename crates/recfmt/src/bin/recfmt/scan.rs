@@ -1,0 +1,69 @@
+//! One streaming pass over a recording, collecting what `info` and `validate` report.
+
+use recfmt_core::{FrameBuf, RecordingReader, Result};
+
+/// Per-stream figures.
+#[derive(Debug, Clone, Default)]
+pub struct StreamStats {
+    pub rows: u64,
+    pub start: Option<f64>,
+    pub end: Option<f64>,
+    /// Rows whose time is earlier than the row before in the same stream.
+    pub backwards: u64,
+    last: Option<f64>,
+}
+
+impl StreamStats {
+    /// Mean rate in rows per second over the stream's own time span.
+    pub fn rate_hz(&self) -> Option<f64> {
+        let (start, end) = (self.start?, self.end?);
+        (self.rows > 1 && end > start).then(|| (self.rows - 1) as f64 / (end - start))
+    }
+}
+
+/// Figures for the whole recording.
+#[derive(Debug, Clone, Default)]
+pub struct ScanStats {
+    pub streams: Vec<StreamStats>,
+}
+
+impl ScanStats {
+    /// Earliest time of any stream, in seconds.
+    pub fn start(&self) -> Option<f64> {
+        self.streams.iter().filter_map(|s| s.start).reduce(f64::min)
+    }
+
+    /// Latest time of any stream, in seconds.
+    pub fn end(&self) -> Option<f64> {
+        self.streams.iter().filter_map(|s| s.end).reduce(f64::max)
+    }
+
+    /// Total rows.
+    pub fn rows(&self) -> u64 {
+        self.streams.iter().map(|s| s.rows).sum()
+    }
+}
+
+/// Reads every row once.
+pub fn scan(reader: &mut dyn RecordingReader) -> Result<ScanStats> {
+    let schema = reader.schema().clone();
+    let mut stats = ScanStats {
+        streams: vec![StreamStats::default(); schema.streams.len()],
+    };
+    let mut frame = FrameBuf::default();
+    while reader.read_frame(&mut frame)? {
+        let Some(s) = stats.streams.get_mut(frame.stream) else {
+            continue;
+        };
+        s.rows += 1;
+        if let Some(t) = frame.time_seconds(&schema.streams[frame.stream]) {
+            s.start = Some(s.start.map_or(t, |v| v.min(t)));
+            s.end = Some(s.end.map_or(t, |v| v.max(t)));
+            if s.last.is_some_and(|last| t < last) {
+                s.backwards += 1;
+            }
+            s.last = Some(t);
+        }
+    }
+    Ok(stats)
+}
