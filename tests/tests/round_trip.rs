@@ -12,17 +12,19 @@ fn rewrite(bytes: &[u8]) -> Vec<u8> {
     let mut reader = Reader::new(bytes);
     let header = reader.read_header().expect("header");
     let mut writer = Writer::new(Vec::new());
-    writer.write_header(&header).unwrap();
+    writer.write_header(&header).expect("write header");
     let mut record = Record::default();
-    while reader.read_record(&mut record).unwrap() > 0 {
-        writer.write_record(&record).unwrap();
+    while reader.read_record(&mut record).expect("read record") > 0 {
+        writer.write_record(&record).expect("write record");
     }
-    writer.write_trailing(reader.trailing_bytes()).unwrap();
-    writer.into_inner().unwrap()
+    writer
+        .write_trailing(reader.trailing_bytes())
+        .expect("write tail");
+    writer.into_inner().expect("flush")
 }
 
 fn check(session: &Path) {
-    let bytes = std::fs::read(session.join("timeseries.bin")).unwrap();
+    let bytes = std::fs::read(session.join("timeseries.bin")).expect("read fixture");
     assert!(bytes.len() > 1000, "{} looks empty", session.display());
     assert_eq!(rewrite(&bytes), bytes, "{}", session.display());
 }

@@ -167,3 +167,107 @@ impl Registry {
         (format.open)(path, options).in_file(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_open(_: &Path, _: &ReadOptions) -> Result<Box<dyn RecordingReader>> {
+        Err(Error::invalid("test format"))
+    }
+
+    const fn format(
+        id: &'static str,
+        extensions: &'static [&'static str],
+        tier: Tier,
+        score: fn(&[u8]) -> Score,
+    ) -> FormatDescriptor {
+        FormatDescriptor {
+            info: FormatInfo {
+                id,
+                name: id,
+                extensions,
+            },
+            tier,
+            score,
+            score_dir: None,
+            open: no_open,
+            create: None,
+        }
+    }
+
+    static MAGIC_A: FormatDescriptor = format("a", &["a"], Tier::Magic, |h| {
+        if h.starts_with(b"AAAA") {
+            Score::Yes(255)
+        } else {
+            Score::No
+        }
+    });
+    static MAGIC_B: FormatDescriptor = format("b", &["b"], Tier::Magic, |h| {
+        if h.starts_with(b"AA") {
+            Score::Yes(100)
+        } else {
+            Score::No
+        }
+    });
+    static TEXT_C: FormatDescriptor = format("c", &["c"], Tier::Heuristic, |h| {
+        if h.is_ascii() {
+            Score::Yes(10)
+        } else {
+            Score::No
+        }
+    });
+    static TEXT_D: FormatDescriptor = format("d", &["d"], Tier::Heuristic, |h| {
+        if h.is_ascii() {
+            Score::Yes(10)
+        } else {
+            Score::No
+        }
+    });
+
+    fn registry() -> Registry {
+        let mut r = Registry::default();
+        r.register(&MAGIC_A)
+            .register(&MAGIC_B)
+            .register(&TEXT_C)
+            .register(&TEXT_D);
+        r
+    }
+
+    #[test]
+    fn content_beats_the_extension() {
+        let r = registry();
+        assert_eq!(r.detect(b"AAAA....", Some("b")).unwrap().info.id, "a");
+        assert_eq!(r.detect(b"AAxx", Some("a")).unwrap().info.id, "b");
+    }
+
+    #[test]
+    fn magic_tier_wins_over_heuristics_and_the_extension_breaks_ties() {
+        let r = registry();
+        assert_eq!(r.detect(b"AAAA", Some("c")).unwrap().info.id, "a");
+        assert_eq!(r.detect(b"text", Some("d")).unwrap().info.id, "d");
+        assert_eq!(r.detect(b"text", Some("c")).unwrap().info.id, "c");
+    }
+
+    #[test]
+    fn unknown_input_names_every_format_tried() {
+        let err = registry().detect(&[0xff, 0xfe], None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not a recognised recording (tried: a, b, c, d)"
+        );
+        assert_eq!(err.kind(), crate::ErrorKind::UnknownFormat);
+    }
+
+    #[test]
+    fn a_forced_format_is_looked_up_by_id() {
+        let r = registry();
+        assert_eq!(r.by_id("B").unwrap().info.id, "b");
+        let err = r.open_path(
+            Path::new("/nonexistent"),
+            Some("zz"),
+            &ReadOptions::default(),
+        );
+        assert!(err.is_err_and(|e| e.to_string().contains("known: a, b, c, d")));
+    }
+}

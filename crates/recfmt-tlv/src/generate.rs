@@ -61,7 +61,7 @@ pub fn all_type_records(steps: u64) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     for step in 0..steps {
         for layout in &layouts {
-            if step % decimation(layout.type_id) == 0 {
+            if step.is_multiple_of(decimation(layout.type_id)) {
                 out.push(Record {
                     t_us: T0_US + step * DT_US,
                     type_id: layout.type_id,
@@ -183,7 +183,7 @@ pub fn write_unknown_types_session(dir: &Path, steps: u64) -> Result<()> {
         let t = r.t_us;
         let first_of_step = r.type_id == 1;
         records.push(r);
-        if first_of_step && step % 4 == 0 {
+        if first_of_step && step.is_multiple_of(4) {
             let mut battery = Vec::new();
             battery.extend((12.5f32 - step as f32 * 0.01).to_le_bytes());
             battery.extend((-150i16 + step as i16).to_le_bytes());

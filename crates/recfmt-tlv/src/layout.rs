@@ -335,7 +335,7 @@ const BUILTIN: &[(u16, &str, &[BuiltinField])] = &[
             ("e_v", "f32", Some("m/s")),
             ("u_s_raw", "f32", Some("1")),
             ("u_s_req", "f32", Some("1")),
-            ("i_v", "f32", None),
+            ("i_v", "f32", Some("m")),
             ("sat_u_s", "u8", None),
             ("", "pad3", None),
         ],
