@@ -111,6 +111,13 @@ pub trait RecordingReader: Send {
     fn progress(&self) -> (u64, Option<u64>) {
         (0, None)
     }
+    /// Positions the reader so that, for every stream, no row earlier than `seconds` is skipped
+    /// and few rows before it are read (formats with a frame index seek; the rest return
+    /// `Ok(false)` and the caller filters while scanning). Only valid before the first row.
+    fn seek_time(&mut self, seconds: f64) -> Result<bool> {
+        let _ = seconds;
+        Ok(false)
+    }
 }
 
 impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
@@ -131,5 +138,8 @@ impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
     }
     fn progress(&self) -> (u64, Option<u64>) {
         (**self).progress()
+    }
+    fn seek_time(&mut self, seconds: f64) -> Result<bool> {
+        (**self).seek_time(seconds)
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Layout of a CSV table:
 //!
-//! * one header row with the column names (no units row yet);
+//! * one header row with the column names, then (when asked) a row with each column's unit;
 //! * scalar signals are one column each; integers in decimal, floats in the shortest text
 //!   that reads back to the same value (`0.1` for the `f32` 0.1, `NaN`, `inf`, `-inf`),
 //!   booleans as `true`/`false`, bytes as lowercase hex, nulls as empty cells;
@@ -100,6 +100,20 @@ impl CsvLayout {
             .fields()
             .iter()
             .map(|f| f.name().clone())
+            .collect()
+    }
+
+    /// The units row: each column's `unit` metadata, empty where there is none.
+    pub(crate) fn units(&self) -> Vec<String> {
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| {
+                f.metadata()
+                    .get(crate::UNIT_KEY)
+                    .cloned()
+                    .unwrap_or_default()
+            })
             .collect()
     }
 
@@ -328,16 +342,24 @@ pub(crate) struct CsvSink<W: Write> {
 
 impl<W: Write> CsvSink<W> {
     /// Starts a table for batches of `schema`, writing the header row.
-    pub(crate) fn new(inner: W, schema: &Schema) -> Result<Self, ArrowError> {
+    pub(crate) fn new(
+        inner: W,
+        schema: &Schema,
+        options: &crate::CsvOptions,
+    ) -> Result<Self, ArrowError> {
         let layout = CsvLayout::new(schema);
         let writer = arrow_csv::WriterBuilder::new()
             .with_header(false)
+            .with_delimiter(options.delimiter)
             .build(inner);
         let mut sink = CsvSink { layout, writer };
         // Header lines go through the same writer as the data, so they are quoted by the
-        // same rules. A units row would be one more line here.
-        let header = sink.layout.header();
-        sink.write_text_rows(&[header])?;
+        // same rules.
+        let mut rows = vec![sink.layout.header()];
+        if options.units_row {
+            rows.push(sink.layout.units());
+        }
+        sink.write_text_rows(&rows)?;
         Ok(sink)
     }
 
@@ -396,7 +418,7 @@ mod tests {
     #[test]
     fn zero_column_table_writes_a_header_line() {
         let schema = Schema::empty();
-        let sink = CsvSink::new(Vec::new(), &schema).unwrap();
+        let sink = CsvSink::new(Vec::new(), &schema, &crate::CsvOptions::default()).unwrap();
         let text = String::from_utf8(sink.into_inner()).unwrap();
         // The csv crate writes a record without fields as `""`.
         assert_eq!(text, "\"\"\n");

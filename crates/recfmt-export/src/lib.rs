@@ -83,7 +83,11 @@ mod batch;
 #[cfg(feature = "csv")]
 mod csv;
 mod error;
+#[cfg(feature = "hdf5")]
+pub mod hdf5;
 mod mapping;
+mod merge;
+mod select;
 mod sink;
 
 use std::collections::HashSet;
@@ -98,6 +102,9 @@ pub use mapping::{
     DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
 };
 
+pub use merge::{Alignment, MERGED_STREAM, MergedReader, OpenReader, count_rows};
+pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
+
 use sink::Sink;
 
 /// Rows between two calls of the progress callback.
@@ -110,6 +117,10 @@ pub enum TableFormat {
     Parquet,
     /// Comma-separated values with a header row, one file per stream.
     Csv,
+    /// Arrow IPC file format (Feather v2), one file per stream.
+    Arrow,
+    /// Newline-delimited JSON, one object per row, one file per stream.
+    Ndjson,
 }
 
 impl TableFormat {
@@ -118,6 +129,8 @@ impl TableFormat {
         match self {
             TableFormat::Parquet => "parquet",
             TableFormat::Csv => "csv",
+            TableFormat::Arrow => "arrow",
+            TableFormat::Ndjson => "ndjson",
         }
     }
 }
@@ -130,8 +143,10 @@ impl FromStr for TableFormat {
         match s.trim().to_ascii_lowercase().as_str() {
             "parquet" | "pq" => Ok(TableFormat::Parquet),
             "csv" => Ok(TableFormat::Csv),
+            "arrow" | "ipc" | "feather" => Ok(TableFormat::Arrow),
+            "ndjson" | "jsonl" => Ok(TableFormat::Ndjson),
             other => Err(Error::Invalid(format!(
-                "unknown table format {other:?} (expected parquet or csv)"
+                "unknown table format {other:?} (expected parquet, csv, arrow or ndjson)"
             ))),
         }
     }
@@ -175,6 +190,8 @@ pub struct ExportOptions {
     pub batch_rows: usize,
     /// Parquet compression (ignored for CSV).
     pub compression: ParquetCompression,
+    /// CSV dialect (ignored for other formats).
+    pub csv: CsvOptions,
     /// Extra schema-level metadata added to every table (e.g. `source.file`,
     /// `source.sha256`); it overrides entries of the same name.
     pub metadata: Metadata,
@@ -190,7 +207,26 @@ impl ExportOptions {
             format,
             batch_rows: Self::DEFAULT_BATCH_ROWS,
             compression: ParquetCompression::default(),
+            csv: CsvOptions::default(),
             metadata: Metadata::new(),
+        }
+    }
+}
+
+/// CSV dialect options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// Field delimiter (default `,`).
+    pub delimiter: u8,
+    /// Write a second header row with each column's unit (empty where there is none).
+    pub units_row: bool,
+}
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            delimiter: b',',
+            units_row: false,
         }
     }
 }

@@ -12,7 +12,15 @@ use crate::{Error, ExportOptions, TableFormat};
 use crate::ParquetCompression;
 
 /// One table being written.
-#[cfg_attr(not(any(feature = "parquet", feature = "csv")), allow(dead_code))]
+#[cfg_attr(
+    not(any(
+        feature = "parquet",
+        feature = "csv",
+        feature = "ipc",
+        feature = "ndjson"
+    )),
+    allow(dead_code)
+)]
 pub(crate) struct Sink {
     path: PathBuf,
     inner: Inner,
@@ -23,6 +31,10 @@ enum Inner {
     Parquet(Box<parquet::arrow::ArrowWriter<AtomicFile>>),
     #[cfg(feature = "csv")]
     Csv(Box<crate::csv::CsvSink<AtomicFile>>),
+    #[cfg(feature = "ipc")]
+    Arrow(Box<arrow_ipc::writer::FileWriter<AtomicFile>>),
+    #[cfg(feature = "ndjson")]
+    Ndjson(Box<arrow_json::Writer<AtomicFile, arrow_json::writer::LineDelimited>>),
 }
 
 /// Fails when this build of the crate leaves `format` out.
@@ -30,6 +42,8 @@ pub(crate) fn check_format(format: TableFormat) -> Result<(), Error> {
     let available = match format {
         TableFormat::Parquet => cfg!(feature = "parquet"),
         TableFormat::Csv => cfg!(feature = "csv"),
+        TableFormat::Arrow => cfg!(feature = "ipc"),
+        TableFormat::Ndjson => cfg!(feature = "ndjson"),
     };
     if available {
         Ok(())
@@ -43,7 +57,12 @@ pub(crate) fn check_format(format: TableFormat) -> Result<(), Error> {
 
 // Without any table format feature, `Inner` has no variants and most of this is unreachable.
 #[cfg_attr(
-    not(any(feature = "parquet", feature = "csv")),
+    not(any(
+        feature = "parquet",
+        feature = "csv",
+        feature = "ipc",
+        feature = "ndjson"
+    )),
     allow(unreachable_code, unused_variables)
 )]
 impl Sink {
@@ -62,7 +81,19 @@ impl Sink {
             }
             #[cfg(feature = "csv")]
             TableFormat::Csv => Inner::Csv(Box::new(
-                crate::csv::CsvSink::new(file, schema).map_err(|e| Error::arrow(Some(path), e))?,
+                crate::csv::CsvSink::new(file, schema, &options.csv)
+                    .map_err(|e| Error::arrow(Some(path), e))?,
+            )),
+            #[cfg(feature = "ipc")]
+            TableFormat::Arrow => Inner::Arrow(Box::new(
+                arrow_ipc::writer::FileWriter::try_new(file, schema)
+                    .map_err(|e| Error::arrow(Some(path), e))?,
+            )),
+            #[cfg(feature = "ndjson")]
+            TableFormat::Ndjson => Inner::Ndjson(Box::new(
+                arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build::<_, arrow_json::writer::LineDelimited>(file),
             )),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::Invalid("table format not available".into())),
@@ -85,6 +116,14 @@ impl Sink {
             Inner::Csv(w) => w
                 .write(batch)
                 .map_err(|e| Error::arrow(Some(&self.path), e)),
+            #[cfg(feature = "ipc")]
+            Inner::Arrow(w) => w
+                .write(batch)
+                .map_err(|e| Error::arrow(Some(&self.path), e)),
+            #[cfg(feature = "ndjson")]
+            Inner::Ndjson(w) => w
+                .write(batch)
+                .map_err(|e| Error::arrow(Some(&self.path), e)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }
@@ -100,6 +139,17 @@ impl Sink {
             }),
             #[cfg(feature = "csv")]
             Inner::Csv(w) => Ok((*w).into_inner()),
+            #[cfg(feature = "ipc")]
+            Inner::Arrow(mut w) => {
+                w.finish().map_err(|e| Error::arrow(Some(&self.path), e))?;
+                w.into_inner()
+                    .map_err(|e| Error::arrow(Some(&self.path), e))
+            }
+            #[cfg(feature = "ndjson")]
+            Inner::Ndjson(mut w) => {
+                w.finish().map_err(|e| Error::arrow(Some(&self.path), e))?;
+                Ok(w.into_inner())
+            }
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }

@@ -512,7 +512,12 @@ fn five_rows() -> Memory {
 
 #[test]
 fn batch_boundaries_keep_all_rows() {
-    for format in [TableFormat::Parquet, TableFormat::Csv] {
+    for format in [
+        TableFormat::Parquet,
+        TableFormat::Csv,
+        TableFormat::Arrow,
+        TableFormat::Ndjson,
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut o = options(format);
         o.batch_rows = 2;
@@ -535,6 +540,36 @@ fn batch_boundaries_keep_all_rows() {
                 assert_eq!(lines.len(), 6, "{text}");
                 assert_eq!(lines[0], "t_us,x,mode,valid,name,pos[0],pos[1],pos[2]");
                 assert_eq!(lines[5], "4,2.0,4,true,r4,4.0,4.0,4.0");
+            }
+            TableFormat::Arrow => {
+                let file = std::fs::File::open(path).unwrap();
+                let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
+                let schema = reader.schema();
+                assert_eq!(
+                    schema.field(1).data_type(),
+                    &arrow_schema::DataType::Float32
+                );
+                assert_eq!(
+                    schema.field(1).metadata().get("unit").map(String::as_str),
+                    Some("m")
+                );
+                let t: Vec<u64> = reader
+                    .map(|b| b.unwrap())
+                    .flat_map(|b| b.column(0).as_primitive::<UInt64Type>().values().to_vec())
+                    .collect();
+                assert_eq!(t, [0, 1, 2, 3, 4]);
+            }
+            TableFormat::Ndjson => {
+                let text = std::fs::read_to_string(path).unwrap();
+                let rows: Vec<serde_json::Value> = text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                assert_eq!(rows.len(), 5);
+                assert_eq!(rows[4]["t_us"], 4);
+                assert_eq!(rows[4]["x"], 2.0);
+                assert_eq!(rows[4]["name"], "r4");
+                assert_eq!(rows[4]["pos"], serde_json::json!([4.0, 4.0, 4.0]));
             }
         }
     }

@@ -7,6 +7,8 @@
 //! | format | feature | crate |
 //! |---|---|---|
 //! | USVLOG (`timeseries.bin` + `meta.json`) | `usvlog` | [`recfmt_tlv`] |
+//! | CARLA recorder log | `carla` | [`recfmt_carla`] |
+//! | FlightGear flight recorder tape | `fgtape` | [`recfmt_fgtape`] |
 //!
 //! ```
 //! let registry = recfmt::default_registry();
@@ -17,8 +19,12 @@
 
 use std::sync::LazyLock;
 
+#[cfg(feature = "carla")]
+pub use recfmt_carla as carla;
 pub use recfmt_core as core;
 pub use recfmt_export as export;
+#[cfg(feature = "fgtape")]
+pub use recfmt_fgtape as fgtape;
 #[cfg(feature = "usvlog")]
 pub use recfmt_tlv as tlv;
 
@@ -31,6 +37,10 @@ pub fn default_registry() -> &'static Registry {
         let mut registry = Registry::default();
         #[cfg(feature = "usvlog")]
         registry.register(&recfmt_tlv::FORMAT);
+        #[cfg(feature = "carla")]
+        registry.register(&recfmt_carla::FORMAT);
+        #[cfg(feature = "fgtape")]
+        registry.register(&recfmt_fgtape::FORMAT);
         registry
     });
     &REGISTRY

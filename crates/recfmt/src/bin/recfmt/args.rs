@@ -41,7 +41,7 @@ pub enum Command {
     /// Print the rows of a recording.
     Cat(CatArgs),
     /// Convert a recording into one table per stream.
-    Convert(ConvertArgs),
+    Convert(Box<ConvertArgs>),
     /// Read a recording completely and report every problem found.
     Validate(ValidateArgs),
     /// List the formats this build can read.
@@ -86,20 +86,68 @@ pub enum CatOutput {
 /// `recfmt convert`.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// A recording file or directory.
-    pub path: PathBuf,
+    /// Recording files or directories (globs are expanded). Several inputs convert in
+    /// parallel, one output per input under the output directory.
+    #[arg(required = true, value_name = "PATH")]
+    pub inputs: Vec<PathBuf>,
     /// Output kind.
     #[arg(long, value_enum)]
     pub to: ConvertTo,
-    /// Output directory: one file per stream, `DIR/<stream>.<ext>`.
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    /// Output directory (`DIR/<stream>.<ext>`), or with `--to hdf5` the `.h5` file. With several
+    /// inputs always a directory: `DIR/<input name>/…` or `DIR/<input name>.h5`.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: PathBuf,
     /// Parquet compression.
     #[arg(long, value_enum, default_value_t = Compression::Zstd)]
     pub compression: Compression,
-    /// Rows per record batch (and Parquet row group flush).
-    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Rows per record batch (and Parquet row group).
+    #[arg(long, alias = "row-group-rows", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch_rows: u64,
+    /// CSV field delimiter (one character; `tab` for a tab).
+    #[arg(long, default_value = ",", value_name = "CHAR")]
+    pub delimiter: String,
+    /// CSV: add a second header row with units.
+    #[arg(long)]
+    pub units_row: bool,
+    /// Keep streams matching this name, glob or `re:` regex. Repeatable.
+    #[arg(long = "stream", value_name = "PATTERN")]
+    pub streams: Vec<String>,
+    /// Drop streams matching this pattern. Repeatable.
+    #[arg(long = "exclude-stream", value_name = "PATTERN")]
+    pub exclude_streams: Vec<String>,
+    /// Keep signals matching this pattern (`name` or `stream.name`; a composite signal's name
+    /// selects all its members). Repeatable.
+    #[arg(long = "signal", value_name = "PATTERN")]
+    pub signals: Vec<String>,
+    /// Drop signals matching this pattern. Repeatable.
+    #[arg(long = "exclude-signal", value_name = "PATTERN")]
+    pub exclude_signals: Vec<String>,
+    /// First time kept (inclusive): seconds on the recording's axis (`60s`), relative to the
+    /// first row (`+12.5s`), or RFC 3339 when the recording has an epoch.
+    #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+    pub start: Option<String>,
+    /// First time no longer kept (exclusive), same forms as `--start`.
+    #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+    pub end: Option<String>,
+    /// Also keep each stream's last row before `--start`.
+    #[arg(long)]
+    pub carry_last: bool,
+    /// One merged wide table instead of one per stream: `union`, `asof:STREAM` or
+    /// `raster:STEP` (e.g. `raster:10ms`).
+    #[arg(long, alias = "align", value_name = "RULE")]
+    pub merge: Option<String>,
+    /// With `--merge union`, refuse when the merged table could exceed this many rows.
+    #[arg(long, value_name = "N")]
+    pub max_rows: Option<u64>,
+    /// Widen float32 signals to float64.
+    #[arg(long, value_enum)]
+    pub upcast: Option<Upcast>,
+    /// Add an absolute time column in this system (needs a recording with an epoch).
+    #[arg(long, value_enum, value_name = "SYSTEM")]
+    pub time_column: Option<TimeColumn>,
+    /// Inputs converted at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 /// Output kinds of `convert`.
@@ -109,6 +157,28 @@ pub enum ConvertTo {
     Parquet,
     /// CSV with a header row, one file per stream.
     Csv,
+    /// Arrow IPC file (Feather v2), one file per stream.
+    Arrow,
+    /// Newline-delimited JSON, one file per stream.
+    Ndjson,
+}
+
+/// Target of `--upcast`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Upcast {
+    /// float32 to float64.
+    F64,
+}
+
+/// Time systems for `--time-column`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeColumn {
+    /// Coordinated Universal Time.
+    Utc,
+    /// International Atomic Time.
+    Tai,
+    /// GPS time.
+    Gps,
 }
 
 /// Parquet compression codecs.

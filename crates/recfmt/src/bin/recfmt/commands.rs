@@ -1,22 +1,18 @@
 //! The commands.
 
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use recfmt_core::{FrameBuf, Integrity, ReadOptions, RecordingReader, Schema, Shape, Value};
-use recfmt_export::{ExportOptions, ParquetCompression, TableFormat};
 use serde_json::json;
 
 use crate::Outcome;
-use crate::args::{
-    CatArgs, CatOutput, Compression, ConvertArgs, ConvertTo, GlobalArgs, InfoArgs, ValidateArgs,
-};
+use crate::args::{CatArgs, CatOutput, GlobalArgs, InfoArgs, ValidateArgs};
 use crate::json;
 use crate::scan::{ScanStats, scan};
 
-fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>> {
+pub fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>> {
     let options = ReadOptions {
         strict: global.strict,
         resync: global.resync,
@@ -26,7 +22,7 @@ fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>> {
     Ok(recfmt::default_registry().open_path(path, global.format.as_deref(), &options)?)
 }
 
-fn outcome(integrity: &Integrity) -> Outcome {
+pub fn outcome(integrity: &Integrity) -> Outcome {
     if integrity.lost_data() {
         Outcome::DataLost
     } else {
@@ -252,71 +248,12 @@ pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
     Ok(outcome(reader.integrity()))
 }
 
-fn report_loss(i: &Integrity) {
+pub fn report_loss(i: &Integrity) {
     if i.lost_data() {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "recfmt: warning: input data was lost");
         let _ = print_integrity(&mut err, i);
     }
-}
-
-fn progress_bar(total: Option<u64>) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
-}
-
-/// `recfmt convert`.
-pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
-    let mut reader = open(global, &args.path)?;
-    let mut options = ExportOptions::new(match args.to {
-        ConvertTo::Parquet => TableFormat::Parquet,
-        ConvertTo::Csv => TableFormat::Csv,
-    });
-    options.batch_rows = usize::try_from(args.batch_rows).unwrap_or(usize::MAX);
-    options.compression = match args.compression {
-        Compression::Zstd => ParquetCompression::Zstd,
-        Compression::Snappy => ParquetCompression::Snappy,
-        Compression::None => ParquetCompression::None,
-    };
-    options
-        .metadata
-        .insert("source.file".into(), args.path.display().to_string());
-    options
-        .metadata
-        .insert("recfmt.recfmt_version".into(), recfmt::VERSION.into());
-    let bar = progress_bar(reader.progress().1);
-    let report = recfmt_export::export_tables(
-        reader.as_mut(),
-        &args.output,
-        &options,
-        &mut |done, total| {
-            if let Some(total) = total {
-                bar.set_length(total);
-            }
-            bar.set_position(done);
-        },
-    )
-    .with_context(|| {
-        format!(
-            "converting {} into {}",
-            args.path.display(),
-            args.output.display()
-        )
-    })?;
-    bar.finish_and_clear();
-    let mut err = std::io::stderr().lock();
-    for o in &report.outputs {
-        writeln!(err, "wrote {} ({} rows)", o.path.display(), o.rows)?;
-    }
-    report_loss(reader.integrity());
-    Ok(outcome(reader.integrity()))
 }
 
 /// `recfmt validate`.

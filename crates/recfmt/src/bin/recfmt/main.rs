@@ -4,6 +4,7 @@
 
 mod args;
 mod commands;
+mod convert;
 mod json;
 mod scan;
 
@@ -30,7 +31,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info(a) => commands::info(&cli.global, a),
         Command::Cat(a) => commands::cat(&cli.global, a),
-        Command::Convert(a) => commands::convert(&cli.global, a),
+        Command::Convert(a) => convert::convert(&cli.global, a),
         Command::Validate(a) => commands::validate(&cli.global, a),
         Command::Formats => commands::formats(),
     };

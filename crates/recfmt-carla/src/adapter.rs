@@ -1,0 +1,863 @@
+//! The adapter to recfmt's generic model: one stream per packet kind.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use recfmt_core::{
+    DType, FormatDescriptor, FormatInfo, FrameBuf, Integrity, Metadata, ReadOptions,
+    RecordingReader, Schema, Score, Shape, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference,
+    TimeSystem, Value,
+};
+
+use crate::error::{Error, FORMAT_ID};
+use crate::flavour::{Flavour, VectorWidth, WheelPhysicsLayout};
+use crate::header::Header;
+use crate::io::Reader;
+use crate::packet::{Packet, PhysicsControl, Weather};
+use crate::primitive::Vector3;
+
+/// The format descriptor for the recfmt registry: id `carla`, extensions `log` and `rec`,
+/// detected by the `CARLA_RECORDER` magic.
+pub static FORMAT: FormatDescriptor = FormatDescriptor {
+    info: FormatInfo {
+        id: FORMAT_ID,
+        name: "CARLA recorder",
+        extensions: &["log", "rec"],
+    },
+    tier: Tier::Magic,
+    score,
+    score_dir: None,
+    open: open_path,
+    create: None,
+};
+
+/// Scores the first bytes of a file: 255 for the magic with version 1 or 2, 200 for the
+/// magic with another version, no otherwise.
+///
+/// ```
+/// use recfmt_core::Score;
+/// let mut head = vec![1, 0, 14, 0];
+/// head.extend_from_slice(b"CARLA_RECORDER");
+/// assert_eq!(recfmt_carla::adapter::score(&head), Score::Yes(255));
+/// assert_eq!(recfmt_carla::adapter::score(b"PK\x03\x04"), Score::No);
+/// ```
+pub fn score(head: &[u8]) -> Score {
+    let magic = crate::header::MAGIC.as_bytes();
+    match (head.get(..2), head.get(2..4), head.get(4..4 + magic.len())) {
+        (Some(v), Some([14, 0]), Some(m)) if Header::is_magic(m) => {
+            if matches!(v, [1 | 2, 0]) {
+                Score::Yes(255)
+            } else {
+                Score::Yes(200)
+            }
+        }
+        _ => Score::No,
+    }
+}
+
+fn open_path(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn RecordingReader>> {
+    Ok(Box::new(CarlaRecording::open(path, options)?))
+}
+
+/// Stream names, in schema order.
+pub const STREAM_NAMES: [&str; 23] = [
+    "frame",
+    "event_add",
+    "event_del",
+    "event_parent",
+    "collision",
+    "position",
+    "traffic_light",
+    "vehicle_anim",
+    "walker_anim",
+    "vehicle_light",
+    "scene_light",
+    "kinematics",
+    "bounding_box",
+    "trigger_volume",
+    "platform_time",
+    "physics_control",
+    "traffic_light_time",
+    "walker_bones",
+    "visual_time",
+    "vehicle_wheels",
+    "biker_anim",
+    "vehicle_door",
+    "weather",
+];
+
+fn stream_of(packet: &Packet) -> Option<usize> {
+    let name = match packet {
+        Packet::FrameStart(_) => "frame",
+        Packet::FrameEnd
+        | Packet::FrameCounter(_)
+        | Packet::User { .. }
+        | Packet::Unknown { .. } => return None,
+        Packet::TrafficLight(_) => "traffic_light",
+        p => p.name(),
+    };
+    STREAM_NAMES.iter().position(|n| *n == name)
+}
+
+/// A CARLA recording read as recfmt streams.
+///
+/// Every packet kind is a stream (see [`STREAM_NAMES`]), listed even when the file holds no
+/// such packet. Every row starts with `elapsed` (the time column: simulation seconds since
+/// the first frame, `f64`) and `frame` (the frame id). Streams about actors carry the actor
+/// id in `id`, which is the stream's entity key; packets with nested lists get one row per
+/// element (`walker_bones`: per bone, `vehicle_wheels`: per wheel). Floats keep their file
+/// type (`f32` in UE4, `f64` vectors in UE5). FrameEnd, FrameCounter, user and unknown
+/// packets produce no rows; the latter two are noted in [`RecordingReader::integrity`].
+///
+/// In lenient mode (the default) a packet whose body does not fit its layout is skipped
+/// and counted as corrupt, and a truncated tail ends the recording as truncated; with
+/// `ReadOptions::strict` both are errors.
+#[derive(Debug)]
+pub struct CarlaRecording<R: Read> {
+    reader: Reader<R>,
+    raw_header: Header,
+    header: recfmt_core::Header,
+    schema: Schema,
+    integrity: Integrity,
+    strict: bool,
+    packet: Packet,
+    stream: Option<usize>,
+    rec: usize,
+    sub: usize,
+    frame: u64,
+    elapsed: f64,
+    done: bool,
+    total: Option<u64>,
+    seen_raw: [bool; 256],
+    scratch: String,
+}
+
+impl CarlaRecording<BufReader<File>> {
+    /// Opens a file.
+    pub fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
+        let file = File::open(path)?;
+        let total = file.metadata().ok().map(|m| m.len());
+        let mut rec = CarlaRecording::new(BufReader::new(file), options, None)?;
+        rec.total = total;
+        Ok(rec)
+    }
+}
+
+impl<R: Read> CarlaRecording<R> {
+    /// Reads the header and detects the flavour (buffering the first frame), unless
+    /// `flavour` forces one.
+    pub fn new(
+        inner: R,
+        options: &ReadOptions,
+        flavour: Option<Flavour>,
+    ) -> recfmt_core::Result<Self> {
+        let mut reader = Reader::new(inner)
+            .with_limits(options.limits)
+            .with_flavour(flavour);
+        let raw_header = reader.read_header()?;
+        let flavour = reader.detect_flavour()?;
+        let schema = schema(flavour);
+        let mut metadata = Metadata::new();
+        metadata.insert("map".into(), raw_header.map.to_string());
+        metadata.insert("date_unix".into(), raw_header.date.to_string());
+        metadata.insert("date".into(), unix_to_rfc3339(raw_header.date));
+        metadata.insert("magic".into(), raw_header.magic.to_string());
+        metadata.insert("flavour".into(), flavour.name().into());
+        metadata.insert(
+            "flavour_source".into(),
+            if reader.is_flavour_forced() {
+                "forced"
+            } else {
+                "detected"
+            }
+            .into(),
+        );
+        metadata.insert(
+            "time".into(),
+            "elapsed = simulation seconds since the first frame; date = wall clock when the recorder started".into(),
+        );
+        let header = recfmt_core::Header {
+            format: FORMAT_ID,
+            version: raw_header.version.to_string(),
+            time: Some(TimeReference {
+                system: TimeSystem::Met,
+                epoch: None,
+            }),
+            metadata,
+        };
+        Ok(CarlaRecording {
+            reader,
+            raw_header,
+            header,
+            schema,
+            integrity: Integrity::default(),
+            strict: options.strict,
+            packet: Packet::FrameEnd,
+            stream: None,
+            rec: 0,
+            sub: 0,
+            frame: 0,
+            elapsed: 0.0,
+            done: false,
+            total: None,
+            seen_raw: [false; 256],
+            scratch: String::new(),
+        })
+    }
+
+    /// The info header as stored.
+    pub fn raw_header(&self) -> &Header {
+        &self.raw_header
+    }
+
+    /// The flavour in use.
+    pub fn flavour(&self) -> Option<Flavour> {
+        self.reader.flavour()
+    }
+
+    /// Reads the next packet; returns false at the end.
+    fn next_packet(&mut self) -> recfmt_core::Result<bool> {
+        match self.reader.read_packet(&mut self.packet) {
+            Ok(0) => Ok(false),
+            Ok(_) => {
+                self.stream = stream_of(&self.packet);
+                self.rec = 0;
+                self.sub = 0;
+                match &self.packet {
+                    Packet::FrameStart(f) => {
+                        self.frame = f.id;
+                        self.elapsed = f.elapsed;
+                    }
+                    Packet::User { id, .. } | Packet::Unknown { id, .. } => {
+                        let seen = &mut self.seen_raw[usize::from(*id)];
+                        if !*seen {
+                            *seen = true;
+                            self.integrity.warn(format!(
+                                "packet id {id} ({}) first at byte {}: kept raw, not exported",
+                                self.packet.name(),
+                                self.reader.last_packet_offset()
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(true)
+            }
+            Err(e) if e.is_recoverable() && !self.strict => {
+                let offset = e.offset().unwrap_or(0);
+                let lost = self.reader.position().saturating_sub(offset);
+                self.integrity.skip_corrupt(offset, lost, &e.to_string());
+                self.stream = None;
+                Ok(true)
+            }
+            Err(Error::Truncated {
+                offset, available, ..
+            }) if !self.strict => {
+                self.integrity.truncate(offset, available);
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Fills `dst` with the next row of the current packet; false when it has no more.
+    fn next_row(&mut self, dst: &mut FrameBuf) -> bool {
+        let Some(stream) = self.stream else {
+            return false;
+        };
+        let n = self.schema.streams[stream].signals.len();
+        dst.reset(stream, n);
+        let mut f = Fill {
+            values: &mut dst.values,
+            i: 0,
+        };
+        f.f64(self.elapsed);
+        f.u64(self.frame);
+        let rec = self.rec;
+        let scratch = &mut self.scratch;
+        let produced = match &self.packet {
+            Packet::FrameStart(p) => {
+                rec == 0 && {
+                    f.f64(p.duration_this);
+                    true
+                }
+            }
+            Packet::PlatformTime(t) | Packet::VisualTime(t) => {
+                rec == 0 && {
+                    f.f64(*t);
+                    true
+                }
+            }
+            Packet::PhysicsControlOpaque(data) => {
+                rec == 0 && {
+                    f.bytes(data);
+                    true
+                }
+            }
+            Packet::EventAdd(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.u64(r.actor_type.into());
+                f.vector(&r.location);
+                f.vector(&r.rotation);
+                f.u64(r.description.uid.into());
+                f.str(&r.description.id.to_string_lossy());
+                scratch.clear();
+                for (k, a) in r.description.attributes.iter().enumerate() {
+                    if k > 0 {
+                        scratch.push_str("; ");
+                    }
+                    scratch.push_str(&a.id.to_string_lossy());
+                    scratch.push('=');
+                    scratch.push_str(&a.value.to_string_lossy());
+                }
+                f.str(scratch);
+                true
+            }),
+            Packet::EventDel(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                true
+            }),
+            Packet::EventParent(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.u64(r.database_id_parent.into());
+                true
+            }),
+            Packet::Collision(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.id.into());
+                f.u64(r.database_id1.into());
+                f.u64(r.database_id2.into());
+                f.bool(r.is_actor1_hero);
+                f.bool(r.is_actor2_hero);
+                true
+            }),
+            Packet::Position(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.vector(&r.location);
+                f.vector(&r.rotation);
+                true
+            }),
+            Packet::TrafficLight(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.u64(r.state.into());
+                f.bool(r.is_frozen);
+                f.f32(r.elapsed_time);
+                true
+            }),
+            Packet::VehicleAnim(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.f32(r.steering);
+                f.f32(r.throttle);
+                f.f32(r.brake);
+                f.bool(r.handbrake);
+                f.i64(r.gear.into());
+                true
+            }),
+            Packet::WalkerAnim(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.f32(r.speed);
+                true
+            }),
+            Packet::VehicleLight(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.u64(r.state.into());
+                true
+            }),
+            Packet::SceneLight(v) => v.get(rec).is_some_and(|r| {
+                f.i64(r.light_id.into());
+                f.f32(r.intensity);
+                for c in r.color {
+                    f.f32(c);
+                }
+                f.bool(r.on);
+                f.u64(r.light_type.into());
+                true
+            }),
+            Packet::Kinematics(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.vector(&r.linear_velocity);
+                f.vector(&r.angular_velocity);
+                true
+            }),
+            Packet::BoundingBox(v) | Packet::TriggerVolume(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.vector(&r.origin);
+                f.vector(&r.extent);
+                true
+            }),
+            Packet::PhysicsControl(v) => v.get(rec).is_some_and(|r| {
+                fill_physics(&mut f, r);
+                true
+            }),
+            Packet::TrafficLightTime(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.f32(r.green_time);
+                f.f32(r.yellow_time);
+                f.f32(r.red_time);
+                true
+            }),
+            Packet::BikerAnim(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.f32(r.forward_speed);
+                f.f32(r.engine_rotation);
+                true
+            }),
+            Packet::VehicleDoor(v) => v.get(rec).is_some_and(|r| {
+                f.u64(r.database_id.into());
+                f.u64(r.doors.into());
+                f.bool(r.is_open);
+                true
+            }),
+            Packet::Weather(v) => v.get(rec).is_some_and(|r| {
+                for x in r.to_array() {
+                    f.f32(x);
+                }
+                true
+            }),
+            Packet::WalkerBones(v) => {
+                // One row per bone: advance (rec, sub) past walkers without bones.
+                let mut rec = rec;
+                while v.get(rec).is_some_and(|w| self.sub >= w.bones.len()) {
+                    rec += 1;
+                    self.sub = 0;
+                }
+                self.rec = rec;
+                match v.get(rec) {
+                    Some(w) => {
+                        let b = &w.bones[self.sub];
+                        f.u64(w.database_id.into());
+                        f.str(&b.name.to_string_lossy());
+                        f.vector(&b.location);
+                        f.vector(&b.rotation);
+                        self.sub += 1;
+                        return true;
+                    }
+                    None => false,
+                }
+            }
+            Packet::VehicleWheels(v) => {
+                let mut rec = rec;
+                while v.get(rec).is_some_and(|w| self.sub >= w.wheels.len()) {
+                    rec += 1;
+                    self.sub = 0;
+                }
+                self.rec = rec;
+                match v.get(rec) {
+                    Some(w) => {
+                        let wheel = &w.wheels[self.sub];
+                        f.u64(w.database_id.into());
+                        f.u64(wheel.location.into());
+                        f.f32(wheel.steering_angle);
+                        f.f32(wheel.tire_rotation);
+                        self.sub += 1;
+                        return true;
+                    }
+                    None => false,
+                }
+            }
+            Packet::FrameEnd
+            | Packet::FrameCounter(_)
+            | Packet::User { .. }
+            | Packet::Unknown { .. } => false,
+        };
+        if produced {
+            self.rec += 1;
+        }
+        produced
+    }
+}
+
+fn fill_physics(f: &mut Fill<'_>, r: &PhysicsControl) {
+    f.u64(r.database_id.into());
+    for x in [
+        r.max_rpm,
+        r.moi,
+        r.damping_rate_full_throttle,
+        r.damping_rate_zero_throttle_clutch_engaged,
+        r.damping_rate_zero_throttle_clutch_disengaged,
+    ] {
+        f.f32(x);
+    }
+    f.bool(r.use_gear_autobox);
+    for x in [r.clutch_strength, r.final_ratio, r.mass, r.drag_coefficient] {
+        f.f32(x);
+    }
+    for x in r.center_of_mass {
+        f.f32(x);
+    }
+    f.f32_list(r.torque_curve.iter().flatten().copied());
+    f.f32_list(
+        r.forward_gears
+            .iter()
+            .flat_map(|g| [g.ratio, g.down_ratio, g.up_ratio]),
+    );
+    f.f32_list(r.steering_curve.iter().flatten().copied());
+    let w = &r.wheels;
+    f.f32_list(w.iter().map(|w| w.tire_friction));
+    f.f32_list(w.iter().map(|w| w.damping_rate));
+    f.f32_list(w.iter().map(|w| w.max_steer_angle));
+    f.f32_list(w.iter().map(|w| w.radius));
+    f.f32_list(w.iter().map(|w| w.max_brake_torque));
+    f.f32_list(w.iter().map(|w| w.max_handbrake_torque));
+    for k in 0..3 {
+        if w.iter().all(|w| w.stiffness.is_some()) {
+            f.f32_list(w.iter().filter_map(|w| w.stiffness.map(|s| s[k])));
+        } else {
+            f.null();
+        }
+    }
+    for k in 0..3 {
+        f.f32_list(w.iter().map(|w| w.position[k]));
+    }
+}
+
+impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
+    fn format(&self) -> &'static FormatInfo {
+        &FORMAT.info
+    }
+
+    fn header(&self) -> &recfmt_core::Header {
+        &self.header
+    }
+
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
+        loop {
+            if self.done {
+                return Ok(false);
+            }
+            if self.next_row(dst) {
+                return Ok(true);
+            }
+            if !self.next_packet()? {
+                self.done = true;
+                return Ok(false);
+            }
+        }
+    }
+
+    fn integrity(&self) -> &Integrity {
+        &self.integrity
+    }
+
+    fn progress(&self) -> (u64, Option<u64>) {
+        (self.reader.position(), self.total)
+    }
+}
+
+/// Writes values into a row, one after the other.
+struct Fill<'a> {
+    values: &'a mut [Value],
+    i: usize,
+}
+
+impl Fill<'_> {
+    fn put(&mut self, v: Value) {
+        if let Some(slot) = self.values.get_mut(self.i) {
+            *slot = v;
+        }
+        self.i += 1;
+    }
+    fn f32(&mut self, x: f32) {
+        self.put(Value::Float(f64::from(x)));
+    }
+    fn f64(&mut self, x: f64) {
+        self.put(Value::Float(x));
+    }
+    fn u64(&mut self, x: u64) {
+        self.put(Value::UInt(x));
+    }
+    fn i64(&mut self, x: i64) {
+        self.put(Value::Int(x));
+    }
+    fn bool(&mut self, x: bool) {
+        self.put(Value::Bool(x));
+    }
+    fn null(&mut self) {
+        self.put(Value::Null);
+    }
+    fn str(&mut self, s: &str) {
+        if let Some(slot) = self.values.get_mut(self.i) {
+            slot.set_str(s);
+        }
+        self.i += 1;
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        if let Some(slot) = self.values.get_mut(self.i) {
+            slot.set_bytes(b);
+        }
+        self.i += 1;
+    }
+    fn vector(&mut self, v: &Vector3) {
+        for x in v.to_f64() {
+            self.f64(x);
+        }
+    }
+    fn f32_list(&mut self, it: impl Iterator<Item = f32>) {
+        if let Some(slot) = self.values.get_mut(self.i) {
+            let dst = slot.f32_array();
+            dst.extend(it);
+        }
+        self.i += 1;
+    }
+}
+
+/// The schema for a flavour: every stream, whether or not the file holds its packets.
+pub fn schema(flavour: Flavour) -> Schema {
+    let vdt = match flavour.vector_width() {
+        VectorWidth::F32 => DType::F32,
+        VectorWidth::F64 => DType::F64,
+    };
+    let streams = STREAM_NAMES
+        .iter()
+        .map(|&name| {
+            let mut s = StreamDesc::new(
+                name,
+                SignalDesc::scalar("elapsed", DType::F64).with_unit("s"),
+                TimeBase::SECONDS,
+            );
+            s.signals.push(SignalDesc::scalar("frame", DType::U64));
+            let sig = |n: &str, d: DType| SignalDesc::scalar(n, d);
+            let unit = |n: &str, d: DType, u: &str| SignalDesc::scalar(n, d).with_unit(u);
+            let vector = |prefix: &str, names: [&str; 3], u: &str| {
+                names.map(|n| SignalDesc::scalar(format!("{prefix}{n}"), vdt).with_unit(u))
+            };
+            let id = || sig("id", DType::U32);
+            let mut keyed = true;
+            let extra: Vec<SignalDesc> = match name {
+                "frame" => {
+                    keyed = false;
+                    vec![unit("duration", DType::F64, "s")]
+                }
+                "event_add" => {
+                    let mut v = vec![id(), sig("actor_type", DType::U8)];
+                    v.extend(vector("", ["x", "y", "z"], "cm"));
+                    v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
+                    v.push(sig("uid", DType::U32));
+                    v.push(sig("blueprint", DType::Str));
+                    let mut attrs = sig("attributes", DType::Str);
+                    attrs
+                        .metadata
+                        .insert("format".into(), "id=value pairs joined by \"; \"".into());
+                    v.push(attrs);
+                    v
+                }
+                "event_del" => vec![id()],
+                "event_parent" => vec![id(), sig("parent", DType::U32)],
+                "collision" => {
+                    keyed = false;
+                    vec![
+                        sig("collision_id", DType::U32),
+                        sig("actor1", DType::U32),
+                        sig("actor2", DType::U32),
+                        sig("actor1_hero", DType::Bool),
+                        sig("actor2_hero", DType::Bool),
+                    ]
+                }
+                "position" => {
+                    let mut v = vec![id()];
+                    v.extend(vector("", ["x", "y", "z"], "cm"));
+                    v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
+                    v
+                }
+                "traffic_light" => vec![
+                    id(),
+                    sig("state", DType::U8),
+                    sig("frozen", DType::Bool),
+                    unit("elapsed_time", DType::F32, "s"),
+                ],
+                "vehicle_anim" => vec![
+                    id(),
+                    sig("steering", DType::F32),
+                    sig("throttle", DType::F32),
+                    sig("brake", DType::F32),
+                    sig("handbrake", DType::Bool),
+                    sig("gear", DType::I32),
+                ],
+                "walker_anim" => vec![id(), unit("speed", DType::F32, "cm/s")],
+                "vehicle_light" => vec![id(), sig("state", DType::U32)],
+                "scene_light" => vec![
+                    sig("id", DType::I32),
+                    sig("intensity", DType::F32),
+                    sig("r", DType::F32),
+                    sig("g", DType::F32),
+                    sig("b", DType::F32),
+                    sig("a", DType::F32),
+                    sig("on", DType::Bool),
+                    sig("light_type", DType::U8),
+                ],
+                "kinematics" => {
+                    let mut v = vec![id()];
+                    v.extend(vector("linear_velocity_", ["x", "y", "z"], "m/s"));
+                    v.extend(vector("angular_velocity_", ["x", "y", "z"], "deg/s"));
+                    v
+                }
+                "bounding_box" | "trigger_volume" => {
+                    let mut v = vec![id()];
+                    v.extend(vector("origin_", ["x", "y", "z"], "cm"));
+                    v.extend(vector("extent_", ["x", "y", "z"], "cm"));
+                    v
+                }
+                "platform_time" | "visual_time" => {
+                    keyed = false;
+                    vec![unit("time", DType::F64, "s")]
+                }
+                "physics_control" => {
+                    if flavour.wheel_physics() == WheelPhysicsLayout::Opaque {
+                        keyed = false;
+                        vec![sig("data", DType::Bytes)]
+                    } else {
+                        physics_signals()
+                    }
+                }
+                "traffic_light_time" => vec![
+                    id(),
+                    unit("green_time", DType::F32, "s"),
+                    unit("yellow_time", DType::F32, "s"),
+                    unit("red_time", DType::F32, "s"),
+                ],
+                "walker_bones" => {
+                    let mut v = vec![id(), sig("bone", DType::Str)];
+                    v.extend(vector("", ["x", "y", "z"], "cm"));
+                    v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
+                    v
+                }
+                "vehicle_wheels" => vec![
+                    id(),
+                    sig("wheel", DType::U8),
+                    unit("steering_angle", DType::F32, "deg"),
+                    unit("tire_rotation", DType::F32, "deg"),
+                ],
+                "biker_anim" => vec![
+                    id(),
+                    sig("forward_speed", DType::F32),
+                    sig("engine_rotation", DType::F32),
+                ],
+                "vehicle_door" => vec![id(), sig("door", DType::U8), sig("open", DType::Bool)],
+                "weather" => {
+                    keyed = false;
+                    Weather::FIELD_NAMES
+                        .iter()
+                        .map(|n| sig(n, DType::F32))
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            s.signals.extend(extra);
+            if keyed {
+                s.entity = Some(2);
+            }
+            s
+        })
+        .collect();
+    Schema { streams }
+}
+
+fn physics_signals() -> Vec<SignalDesc> {
+    let sig = |n: &str, d: DType| SignalDesc::scalar(n, d);
+    let list = |n: &str| SignalDesc::scalar(n, DType::F32).with_shape(Shape::Variable);
+    let mut v = vec![sig("id", DType::U32)];
+    for n in [
+        "max_rpm",
+        "moi",
+        "damping_rate_full_throttle",
+        "damping_rate_zero_throttle_clutch_engaged",
+        "damping_rate_zero_throttle_clutch_disengaged",
+    ] {
+        v.push(sig(n, DType::F32));
+    }
+    v.push(sig("use_gear_autobox", DType::Bool));
+    v.push(sig("clutch_strength", DType::F32));
+    v.push(sig("final_ratio", DType::F32));
+    v.push(sig("mass", DType::F32).with_unit("kg"));
+    v.push(sig("drag_coefficient", DType::F32));
+    for n in ["center_of_mass_x", "center_of_mass_y", "center_of_mass_z"] {
+        v.push(sig(n, DType::F32));
+    }
+    let mut torque = list("torque_curve");
+    torque
+        .metadata
+        .insert("layout".into(), "x0, y0, x1, y1, ...".into());
+    v.push(torque);
+    let mut gears = list("forward_gears");
+    gears.metadata.insert(
+        "layout".into(),
+        "ratio, down_ratio, up_ratio per gear".into(),
+    );
+    v.push(gears);
+    let mut steering = list("steering_curve");
+    steering
+        .metadata
+        .insert("layout".into(), "x0, y0, x1, y1, ...".into());
+    v.push(steering);
+    for n in [
+        "wheel_tire_friction",
+        "wheel_damping_rate",
+        "wheel_max_steer_angle",
+        "wheel_radius",
+        "wheel_max_brake_torque",
+        "wheel_max_handbrake_torque",
+        "wheel_lat_stiff_max_load",
+        "wheel_lat_stiff_value",
+        "wheel_long_stiff_value",
+        "wheel_x",
+        "wheel_y",
+        "wheel_z",
+    ] {
+        v.push(list(n));
+    }
+    v
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds (proleptic Gregorian calendar).
+fn unix_to_rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (H. Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(unix_to_rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(unix_to_rfc3339(0x619c_e0fd), "2021-11-23T12:39:25Z");
+        assert_eq!(unix_to_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(unix_to_rfc3339(-1), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn every_stream_listed_with_entity_ids() {
+        for f in Flavour::ALL {
+            let s = schema(f);
+            assert_eq!(s.streams.len(), STREAM_NAMES.len());
+            for st in &s.streams {
+                assert_eq!(st.signals[0].name, "elapsed");
+                assert_eq!(st.signals[1].name, "frame");
+                if let Some(e) = st.entity {
+                    assert!(st.signals[e].name == "id", "{}", st.name);
+                }
+            }
+        }
+    }
+}

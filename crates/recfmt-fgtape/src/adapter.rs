@@ -1,0 +1,545 @@
+//! The recfmt adapter: any tape as streams of rows, and the registry descriptor.
+//!
+//! Streams:
+//!
+//! * `signals`: `t` (f64 seconds), then one column per recorded signal, named by its
+//!   property path with `[0]` steps removed (`/position/altitude-ft`) and typed by its signal
+//!   type (f64, f32, i32, i16, i8, bool). Column metadata: `property` (the path as stored),
+//!   `interpolation`, `fgtape.type`.
+//! * `multiplayer` (tapes that can hold MP packets): one row per packet: `t`, `callsign`,
+//!   `msg_id`, `packet` (the raw bytes, header partly little-endian as FlightGear stores it).
+//! * `extra_properties` (Continuous tapes recording them): one row per record: `t`, `path`,
+//!   `value` (null for a removal), `removed`.
+//!
+//! Rows come in time order. For Normal tapes that means long-term, medium-term, then
+//! short-term frames, the reverse of file order, so the frames are decoded into memory when
+//! the tape is opened (a Normal tape holds at most about an hour of thinned history). Continuous
+//! tapes are streamed.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use recfmt_core::{
+    DType, FormatDescriptor, FormatInfo, FrameBuf, Header, Integrity, ReadOptions, RecordingReader,
+    Schema, Score, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference, TimeSystem, Value,
+};
+
+use crate::continuous::{self, ContinuousFrame, ExtraProperty};
+use crate::error::FORMAT_ID;
+use crate::mp::MpHeader;
+use crate::normal::{self, Frame, MAGIC, RAW_DATA_NAMES};
+use crate::props::PropNode;
+use crate::signals::{SignalLayout, SignalType, SignalValue};
+
+/// Static facts about the format.
+pub const INFO: FormatInfo = FormatInfo {
+    id: FORMAT_ID,
+    name: "FlightGear flight recorder tape",
+    extensions: &["fgtape"],
+};
+
+/// The fgtape format descriptor for a [`recfmt_core::Registry`].
+pub static FORMAT: FormatDescriptor = FormatDescriptor {
+    info: INFO,
+    tier: Tier::Magic,
+    score,
+    score_dir: None,
+    open,
+    create: None,
+};
+
+/// Scores the first bytes of a file: the Continuous magic at byte 0, or a gzip stream (or
+/// decompressed content) starting with the endian marker and the magic container.
+///
+/// ```
+/// use recfmt_core::Score;
+/// assert_eq!(recfmt_fgtape::score(b"FlightGear Flight Recorder Tape\0\x10\0\0\0"), Score::Yes(255));
+/// assert_eq!(recfmt_fgtape::score(b"CARLA"), Score::No);
+/// ```
+pub fn score(head: &[u8]) -> Score {
+    if head.starts_with(MAGIC) {
+        return Score::Yes(255);
+    }
+    let normal_start = |d: &[u8]| {
+        d.len() >= 48
+            && d[..4] == normal::ENDIAN_MARKER.to_le_bytes()
+            && d[4..16] == [0, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0]
+            && &d[16..48] == MAGIC
+    };
+    if head.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::with_capacity(48);
+        let _ = flate2::read::GzDecoder::new(head)
+            .take(48)
+            .read_to_end(&mut out);
+        if normal_start(&out) {
+            return Score::Yes(255);
+        }
+        return Score::No;
+    }
+    if normal_start(head) {
+        return Score::Yes(250);
+    }
+    Score::No
+}
+
+fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn RecordingReader>> {
+    Ok(Box::new(FgTape::open(path, options)?))
+}
+
+/// A pending row of the `multiplayer` or `extra_properties` stream.
+#[derive(Debug)]
+enum Pending {
+    Mp { time: f64, packet: Vec<u8> },
+    Extra { time: f64, record: ExtraProperty },
+}
+
+#[derive(Debug)]
+enum Frames {
+    Normal {
+        frames: VecDeque<Frame>,
+    },
+    Continuous {
+        reader: Box<continuous::Reader<BufReader<File>>>,
+        frame: ContinuousFrame,
+        signals: Option<usize>,
+        multiplayer: Option<usize>,
+        extra: Option<usize>,
+    },
+}
+
+/// Any fgtape (Normal, Continuous or Recovery) as a [`RecordingReader`].
+#[derive(Debug)]
+pub struct FgTape {
+    header: Header,
+    schema: Schema,
+    integrity: Integrity,
+    layout: Option<SignalLayout>,
+    frames: Frames,
+    pending: VecDeque<Pending>,
+    values: Vec<SignalValue>,
+    streams: [Option<usize>; 3],
+    size: u64,
+    done: bool,
+    strict: bool,
+}
+
+impl FgTape {
+    /// Opens a tape, detecting Normal versus Continuous/Recovery from the first bytes.
+    pub fn open(path: impl AsRef<Path>, options: &ReadOptions) -> crate::Result<Self> {
+        let path = path.as_ref();
+        let mut file = File::open(path)?;
+        let size = file.metadata()?.len();
+        let mut head = [0u8; 32];
+        let n = file.read(&mut head)?;
+        drop(file);
+        if n == 32 && &head == MAGIC {
+            Self::open_continuous(path, options, size)
+        } else {
+            Self::open_normal(path, options, size)
+        }
+    }
+
+    fn open_normal(path: &Path, options: &ReadOptions, size: u64) -> crate::Result<Self> {
+        let file = BufReader::with_capacity(64 * 1024, File::open(path)?);
+        let mut reader = normal::Reader::with_options(file, options)?;
+        let header = reader.read_header()?.clone();
+        let mut integrity = Integrity::default();
+        let mut containers: [Vec<Frame>; 3] = Default::default();
+        let outcome = (|| -> crate::Result<()> {
+            while let Some(h) = reader.next_container()? {
+                let list = &mut containers[h.index];
+                let mut frame = Frame::default();
+                while reader.read_frame(&mut frame)? {
+                    list.push(std::mem::take(&mut frame));
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = outcome {
+            if options.strict {
+                return Err(e);
+            }
+            let offset = e.offset().map_or(reader.position(), |o| o.get());
+            if e.is_truncation() {
+                integrity.truncate(offset, reader.position().saturating_sub(offset));
+            } else {
+                integrity.skip_corrupt(offset, 0, &e.to_string());
+            }
+            integrity.warn(format!("reading stopped: {e}"));
+        }
+        for w in reader.warnings() {
+            integrity.warn(w.clone());
+        }
+        let kept: Vec<usize> = containers.iter().map(Vec::len).collect();
+        let frames: VecDeque<Frame> = containers.into_iter().rev().flatten().collect();
+
+        let mut meta = recfmt_core::Metadata::new();
+        flatten(&header.meta.tree.root, "", &mut meta);
+        meta.insert("fgtape.kind".into(), "normal".into());
+        if let Some(d) = reader.layout() {
+            meta.insert("fgtape.layout".into(), d.layout.name().into());
+        }
+        meta.insert(
+            "fgtape.frames".into(),
+            RAW_DATA_NAMES
+                .iter()
+                .zip(&kept)
+                .map(|(n, k)| format!("{n}={k}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        recorder_metadata(&header.config.tree.root, &header.signals, &mut meta);
+        let has_mp = header.multiplayer != normal::MpEncoding::None;
+        let layout = header.signals.clone();
+        Ok(Self::assemble(
+            header.flightgear_version().unwrap_or("").to_owned(),
+            meta,
+            Some(layout),
+            has_mp,
+            false,
+            Frames::Normal { frames },
+            integrity,
+            size,
+            options.strict,
+        ))
+    }
+
+    fn open_continuous(path: &Path, options: &ReadOptions, size: u64) -> crate::Result<Self> {
+        let reader = continuous::Reader::open_with(path, options)?;
+        let h = reader.header().clone();
+        let mut integrity = Integrity::default();
+        for w in reader.warnings() {
+            integrity.warn(w.clone());
+        }
+        let mut meta = recfmt_core::Metadata::new();
+        flatten(&h.xml.tree.root, "", &mut meta);
+        let kind = if h.is_recovery_like() {
+            "recovery"
+        } else {
+            "continuous"
+        };
+        meta.insert("fgtape.kind".into(), kind.into());
+        if let (Some(layout), Some(config)) = (&h.signals, h.xml.tree.get("signals")) {
+            recorder_metadata(config, layout, &mut meta);
+        }
+        let version = h
+            .xml
+            .tree
+            .get("meta/version/flightgear")
+            .and_then(PropNode::string_value)
+            .unwrap_or("")
+            .to_owned();
+        let signals = h
+            .item_index(continuous::ITEM_SIGNALS)
+            .filter(|_| h.signals.is_some());
+        let multiplayer = h.item_index(continuous::ITEM_MULTIPLAYER);
+        let extra = h.item_index(continuous::ITEM_EXTRA_PROPERTIES);
+        Ok(Self::assemble(
+            version,
+            meta,
+            if signals.is_some() {
+                h.signals.clone()
+            } else {
+                None
+            },
+            multiplayer.is_some(),
+            extra.is_some(),
+            Frames::Continuous {
+                reader: Box::new(reader),
+                frame: ContinuousFrame::default(),
+                signals,
+                multiplayer,
+                extra,
+            },
+            integrity,
+            size,
+            options.strict,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        version: String,
+        metadata: recfmt_core::Metadata,
+        layout: Option<SignalLayout>,
+        has_mp: bool,
+        has_extra: bool,
+        frames: Frames,
+        integrity: Integrity,
+        size: u64,
+        strict: bool,
+    ) -> Self {
+        let time = || SignalDesc::scalar("t", DType::F64).with_unit("s");
+        let mut schema = Schema::default();
+        let mut streams = [None; 3];
+        if let Some(layout) = &layout {
+            let mut s = StreamDesc::new("signals", time(), TimeBase::SECONDS);
+            let mut used = std::collections::HashSet::new();
+            for sig in layout.signals() {
+                let mut name = sig.name();
+                let mut k = 2;
+                while !used.insert(name.clone()) {
+                    name = format!("{}#{k}", sig.name());
+                    k += 1;
+                }
+                let mut d = SignalDesc::scalar(name, sig.ty.dtype());
+                d.metadata.insert("property".into(), sig.property.clone());
+                d.metadata
+                    .insert("interpolation".into(), sig.interpolation.name().into());
+                d.metadata
+                    .insert("fgtape.type".into(), sig.ty.name().into());
+                s.signals.push(d);
+            }
+            streams[0] = Some(schema.streams.len());
+            schema.streams.push(s);
+        }
+        if has_mp {
+            let mut s = StreamDesc::new("multiplayer", time(), TimeBase::SECONDS);
+            s.signals.push(SignalDesc::scalar("callsign", DType::Str));
+            s.signals.push(SignalDesc::scalar("msg_id", DType::U32));
+            s.signals.push(SignalDesc::scalar("packet", DType::Bytes));
+            s.entity = Some(1);
+            streams[1] = Some(schema.streams.len());
+            schema.streams.push(s);
+        }
+        if has_extra {
+            let mut s = StreamDesc::new("extra_properties", time(), TimeBase::SECONDS);
+            s.signals.push(SignalDesc::scalar("path", DType::Str));
+            s.signals.push(SignalDesc::scalar("value", DType::Str));
+            s.signals.push(SignalDesc::scalar("removed", DType::Bool));
+            streams[2] = Some(schema.streams.len());
+            schema.streams.push(s);
+        }
+        FgTape {
+            header: Header {
+                format: FORMAT_ID,
+                version,
+                time: Some(TimeReference {
+                    system: TimeSystem::Met,
+                    epoch: None,
+                }),
+                metadata,
+            },
+            schema,
+            integrity,
+            layout,
+            frames,
+            pending: VecDeque::new(),
+            values: Vec::new(),
+            streams,
+            size,
+            done: false,
+            strict,
+        }
+    }
+
+    fn emit_pending(&mut self, dst: &mut FrameBuf) -> bool {
+        let Some(p) = self.pending.pop_front() else {
+            return false;
+        };
+        match p {
+            Pending::Mp { time, packet } => {
+                let Some(stream) = self.streams[1] else {
+                    return false;
+                };
+                dst.reset(stream, 4);
+                dst.values[0] = Value::Float(time);
+                let h = MpHeader::parse(&packet);
+                dst.values[1] = h.map_or(Value::Null, |h| Value::Str(h.callsign()));
+                dst.values[2] = h.map_or(Value::Null, |h| Value::UInt(u64::from(h.msg_id)));
+                dst.values[3] = Value::Bytes(packet);
+            }
+            Pending::Extra { time, record } => {
+                let Some(stream) = self.streams[2] else {
+                    return false;
+                };
+                dst.reset(stream, 4);
+                dst.values[0] = Value::Float(time);
+                match record {
+                    ExtraProperty::Change { path, value } => {
+                        dst.values[1] = Value::Str(path);
+                        dst.values[2] = Value::Str(value);
+                        dst.values[3] = Value::Bool(false);
+                    }
+                    ExtraProperty::Removal { path } => {
+                        dst.values[1] = Value::Str(path);
+                        dst.values[2] = Value::Null;
+                        dst.values[3] = Value::Bool(true);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Fills `dst` with a `signals` row from a signal block.
+    fn signals_row(&mut self, time: f64, block: &[u8], dst: &mut FrameBuf) -> crate::Result<bool> {
+        let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
+            return Ok(false);
+        };
+        layout.decode_into(block, &mut self.values)?;
+        dst.reset(stream, self.values.len() + 1);
+        dst.values[0] = Value::Float(time);
+        for (slot, v) in dst.values[1..].iter_mut().zip(&self.values) {
+            *slot = match *v {
+                SignalValue::Double(x) => Value::Float(x),
+                SignalValue::Float(x) => Value::Float(f64::from(x)),
+                SignalValue::Int(x) => Value::Int(i64::from(x)),
+                SignalValue::Int16(x) => Value::Int(i64::from(x)),
+                SignalValue::Int8(x) => Value::Int(i64::from(x)),
+                SignalValue::Bool(x) => Value::Bool(x),
+            };
+        }
+        Ok(true)
+    }
+
+    fn next_row(&mut self, dst: &mut FrameBuf) -> crate::Result<bool> {
+        loop {
+            if self.emit_pending(dst) {
+                return Ok(true);
+            }
+            if self.done {
+                return Ok(false);
+            }
+            match &mut self.frames {
+                Frames::Normal { frames } => {
+                    let Some(frame) = frames.pop_front() else {
+                        self.done = true;
+                        continue;
+                    };
+                    self.pending
+                        .extend(frame.multiplayer.into_iter().map(|packet| Pending::Mp {
+                            time: frame.time,
+                            packet,
+                        }));
+                    if self.signals_row(frame.time, &frame.signals, dst)? {
+                        return Ok(true);
+                    }
+                }
+                Frames::Continuous {
+                    reader,
+                    frame,
+                    signals,
+                    multiplayer,
+                    extra,
+                } => {
+                    let more = match reader.read_frame(frame) {
+                        Ok(more) => more,
+                        Err(e) if !self.strict => {
+                            let offset = e.offset().map_or(reader.position(), |o| o.get());
+                            self.integrity.skip_corrupt(offset, 0, &e.to_string());
+                            false
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    if !more {
+                        if let Some(t) = reader.truncated() {
+                            self.integrity.truncate(t.offset.get(), t.bytes);
+                        }
+                        self.done = true;
+                        continue;
+                    }
+                    let (signals, multiplayer, extra) = (*signals, *multiplayer, *extra);
+                    let time = frame.time;
+                    if let Some(i) = multiplayer {
+                        match crate::mp::split_u16_packets(&frame.items[i]) {
+                            Ok(list) => {
+                                self.pending.extend(list.into_iter().map(|p| Pending::Mp {
+                                    time,
+                                    packet: p.to_vec(),
+                                }))
+                            }
+                            Err(at) => self.integrity.warn(format!(
+                                "frame at t={time}: multiplayer item broken at item byte {at}"
+                            )),
+                        }
+                    }
+                    if let Some(i) = extra {
+                        match continuous::decode_extra_properties(&frame.items[i]) {
+                            Ok(list) => self.pending.extend(
+                                list.into_iter()
+                                    .map(|record| Pending::Extra { time, record }),
+                            ),
+                            Err(at) => self.integrity.warn(format!(
+                                "frame at t={time}: extra-properties item broken at item byte {at}"
+                            )),
+                        }
+                    }
+                    if let Some(i) = signals {
+                        let block = std::mem::take(&mut frame.items[i]);
+                        let ok = self.signals_row(time, &block, dst);
+                        if let Frames::Continuous { frame, .. } = &mut self.frames {
+                            frame.items[i] = block;
+                        }
+                        if ok? {
+                            return Ok(true);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl RecordingReader for FgTape {
+    fn format(&self) -> &'static FormatInfo {
+        &FORMAT.info
+    }
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
+        Ok(self.next_row(dst)?)
+    }
+    fn integrity(&self) -> &Integrity {
+        &self.integrity
+    }
+    fn progress(&self) -> (u64, Option<u64>) {
+        match &self.frames {
+            Frames::Normal { .. } => (self.size, Some(self.size)),
+            Frames::Continuous { reader, .. } => (reader.position(), Some(self.size)),
+        }
+    }
+}
+
+/// Adds every leaf of a tree as `path = value` (paths simplified, `/`-separated).
+fn flatten(node: &PropNode, prefix: &str, out: &mut recfmt_core::Metadata) {
+    for child in &node.children {
+        let step = if child.index == 0 {
+            child.name.clone()
+        } else {
+            format!("{}[{}]", child.name, child.index)
+        };
+        let path = if prefix.is_empty() {
+            step
+        } else {
+            format!("{prefix}/{step}")
+        };
+        if let Some(v) = &child.value {
+            out.insert(path.clone(), v.text.clone());
+        }
+        if out.len() < 10_000 {
+            flatten(child, &path, out);
+        }
+    }
+}
+
+fn recorder_metadata(config: &PropNode, layout: &SignalLayout, out: &mut recfmt_core::Metadata) {
+    if let Some(name) = config.get("name").and_then(PropNode::string_value) {
+        out.insert("fgtape.recorder".into(), name.into());
+    }
+    out.insert(
+        "fgtape.record_size".into(),
+        layout.record_size().to_string(),
+    );
+    let counts: Vec<String> = SignalType::ALL
+        .iter()
+        .map(|t| format!("{}={}", t.name(), layout.count(*t)))
+        .collect();
+    out.insert("fgtape.signal_counts".into(), counts.join(" "));
+}

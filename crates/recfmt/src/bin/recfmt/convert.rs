@@ -1,0 +1,318 @@
+//! `recfmt convert`: any recording into tables, one per stream or one merged, with selection,
+//! time ranges and provenance; several inputs in parallel.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use recfmt_core::{RecordingReader, TimeSystem};
+use recfmt_export::{
+    Alignment, CsvOptions, ExportOptions, MergedReader, ParquetCompression, Pattern, Pipeline,
+    SelectedReader, Selection, TableFormat, TimeBound, TimeRange,
+};
+use sha2::{Digest, Sha256};
+
+use crate::Outcome;
+use crate::args::{Compression, ConvertArgs, ConvertTo, GlobalArgs, TimeColumn};
+use crate::commands::{open, outcome, report_loss};
+
+/// Union merges above this many rows get a warning first.
+const UNION_WARN_ROWS: u64 = 10_000_000;
+
+fn patterns(texts: &[String]) -> Result<Vec<Pattern>> {
+    Ok(texts
+        .iter()
+        .map(|t| Pattern::parse(t))
+        .collect::<Result<_, _>>()?)
+}
+
+fn pipeline(args: &ConvertArgs) -> Result<Pipeline> {
+    Ok(Pipeline {
+        selection: Selection {
+            streams: patterns(&args.streams)?,
+            exclude_streams: patterns(&args.exclude_streams)?,
+            signals: patterns(&args.signals)?,
+            exclude_signals: patterns(&args.exclude_signals)?,
+        },
+        range: TimeRange {
+            start: args.start.as_deref().map(TimeBound::parse).transpose()?,
+            end: args.end.as_deref().map(TimeBound::parse).transpose()?,
+            carry_last: args.carry_last,
+        },
+        upcast_f64: args.upcast.is_some(),
+        absolute_time: args.time_column.map(|t| match t {
+            TimeColumn::Utc => TimeSystem::Utc,
+            TimeColumn::Tai => TimeSystem::Tai,
+            TimeColumn::Gps => TimeSystem::Gps,
+        }),
+    })
+}
+
+fn delimiter(text: &str) -> Result<u8> {
+    match text {
+        "tab" | "\\t" => Ok(b'\t'),
+        t if t.len() == 1 && t.is_ascii() => Ok(t.as_bytes()[0]),
+        t => bail!("--delimiter must be one ASCII character or `tab`, not {t:?}"),
+    }
+}
+
+/// Expands glob patterns among the inputs (for shells that do not).
+fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let text = input.to_string_lossy();
+        if !input.exists() && text.contains(['*', '?', '[']) {
+            let matches: Vec<PathBuf> = glob::glob(&text)
+                .with_context(|| format!("bad glob {text:?}"))?
+                .collect::<Result<_, _>>()?;
+            if matches.is_empty() {
+                bail!("{text}: no file matches");
+            }
+            out.extend(matches);
+        } else {
+            out.push(input.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// SHA-256 of a file, or for a directory of the list of its files' relative paths and digests
+/// (`<path>\0<hex>\n`, sorted), so a recording folder has one stable digest.
+pub fn source_sha256(path: &Path) -> Result<String> {
+    fn file_digest(path: &Path) -> Result<String> {
+        let mut file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        Ok(hex(&hasher.finalize()))
+    }
+    if !path.is_dir() {
+        return file_digest(path);
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut manifest = Sha256::new();
+    for f in files {
+        let relative = f
+            .strip_prefix(path)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        manifest.update(relative.as_bytes());
+        manifest.update(b"\0");
+        manifest.update(file_digest(&f)?.as_bytes());
+        manifest.update(b"\n");
+    }
+    Ok(hex(&manifest.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn progress_bar(total: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// What converting one input gave: its outcome and the lines to report.
+type Converted = Result<(Outcome, Vec<String>)>;
+
+/// Converts one input into `output`; returns what happened and the lines to report.
+fn convert_one(
+    global: &GlobalArgs,
+    args: &ConvertArgs,
+    input: &Path,
+    output: &Path,
+) -> Result<(Outcome, Vec<String>)> {
+    let pipeline = pipeline(args)?;
+    let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
+        let reader = open(global, input).map_err(|e| recfmt_core::Error::invalid(e.to_string()))?;
+        Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
+    };
+    let mut reader: Box<dyn RecordingReader> = open_selected()?;
+    let mut notes = Vec::new();
+
+    let mut options = ExportOptions::new(match args.to {
+        ConvertTo::Parquet => TableFormat::Parquet,
+        ConvertTo::Csv => TableFormat::Csv,
+        ConvertTo::Arrow => TableFormat::Arrow,
+        ConvertTo::Ndjson => TableFormat::Ndjson,
+    });
+    options.batch_rows = usize::try_from(args.batch_rows).unwrap_or(usize::MAX);
+    options.compression = match args.compression {
+        Compression::Zstd => ParquetCompression::Zstd,
+        Compression::Snappy => ParquetCompression::Snappy,
+        Compression::None => ParquetCompression::None,
+    };
+    options.csv = CsvOptions {
+        delimiter: delimiter(&args.delimiter)?,
+        units_row: args.units_row,
+    };
+    let meta = &mut options.metadata;
+    meta.insert(
+        "source.file".into(),
+        input.file_name().map_or_else(
+            || input.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+    );
+    meta.insert("source.path".into(), input.display().to_string());
+    meta.insert("source.sha256".into(), source_sha256(input)?);
+    meta.insert("source.format".into(), reader.header().format.to_string());
+    meta.insert("source.version".into(), reader.header().version.clone());
+    meta.insert("recfmt.recfmt_version".into(), recfmt::VERSION.into());
+    if args.start.is_some() || args.end.is_some() {
+        let range = serde_json::json!({"start": args.start, "end": args.end, "carry_last": args.carry_last});
+        meta.insert("recfmt.time_range".into(), range.to_string());
+    }
+
+    if let Some(rule) = &args.merge {
+        let alignment = Alignment::parse(rule)?;
+        if alignment == Alignment::Union {
+            let counts = recfmt_export::count_rows(reader.as_mut())?;
+            let estimate: u64 = counts.iter().sum();
+            if args.max_rows.is_some_and(|max| estimate > max) {
+                bail!(
+                    "a union of timestamps could reach {estimate} rows, more than --max-rows; use --merge asof:STREAM or raster:STEP"
+                );
+            }
+            if estimate > UNION_WARN_ROWS {
+                notes.push(format!(
+                    "warning: the union of timestamps can reach {estimate} rows (the sum of all streams); --merge asof:STREAM or raster:STEP keeps it smaller"
+                ));
+            }
+        }
+        let mut open_fn = open_selected;
+        reader = Box::new(MergedReader::new(&mut open_fn, alignment)?);
+    }
+
+    let bar = progress_bar(reader.progress().1);
+    let report =
+        recfmt_export::export_tables(reader.as_mut(), output, &options, &mut |done, total| {
+            if let Some(total) = total {
+                bar.set_length(total);
+            }
+            bar.set_position(done);
+        })
+        .with_context(|| format!("converting {} into {}", input.display(), output.display()))?;
+    bar.finish_and_clear();
+    for o in &report.outputs {
+        notes.push(format!("wrote {} ({} rows)", o.path.display(), o.rows));
+    }
+    if report.outputs.is_empty() {
+        notes.push(format!(
+            "{}: no rows selected, nothing written",
+            input.display()
+        ));
+    }
+    Ok((outcome(reader.integrity()), notes)).inspect(|_| report_loss(reader.integrity()))
+}
+
+/// `recfmt convert`.
+pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
+    let inputs = expand_inputs(&args.inputs)?;
+    if inputs.len() == 1 {
+        let (outcome, notes) = convert_one(global, args, &inputs[0], &args.output)?;
+        let mut err = std::io::stderr().lock();
+        for n in notes {
+            writeln!(err, "{n}")?;
+        }
+        return Ok(outcome);
+    }
+    // One output directory per input, named after it; refuse names that collide.
+    let mut targets = Vec::new();
+    for input in &inputs {
+        let name = input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "input".into());
+        let target = args.output.join(name);
+        if targets.contains(&target) {
+            bail!(
+                "two inputs would both write {}: convert them separately",
+                target.display()
+            );
+        }
+        targets.push(target);
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .clamp(1, inputs.len());
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<Converted>>> =
+        Mutex::new((0..inputs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
+                        let i = *n;
+                        *n += 1;
+                        i
+                    };
+                    let Some(input) = inputs.get(i) else { break };
+                    let result = convert_one(global, args, input, &targets[i]);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                }
+            });
+        }
+    });
+    let mut lost = false;
+    let mut failed = 0;
+    let mut err = std::io::stderr().lock();
+    for (input, result) in inputs
+        .iter()
+        .zip(results.into_inner().unwrap_or_else(|e| e.into_inner()))
+    {
+        match result {
+            Some(Ok((o, notes))) => {
+                lost |= o == Outcome::DataLost;
+                for n in notes {
+                    writeln!(err, "{n}")?;
+                }
+            }
+            Some(Err(e)) => {
+                failed += 1;
+                writeln!(err, "recfmt: error: {}: {e:#}", input.display())?;
+            }
+            None => {}
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} of {} inputs failed", inputs.len());
+    }
+    Ok(if lost {
+        Outcome::DataLost
+    } else {
+        Outcome::Complete
+    })
+}
