@@ -85,6 +85,7 @@ mod csv;
 mod error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
+pub mod json;
 mod mapping;
 mod merge;
 mod select;
@@ -352,6 +353,7 @@ pub fn export_tables(
         .collect();
 
     let mut frame = FrameBuf::default();
+    let mut line = String::new();
     let mut total_rows = 0u64;
     while reader.read_frame(&mut frame)? {
         let index = frame.stream;
@@ -367,7 +369,11 @@ pub fn export_tables(
             state.sink = Some(Sink::create(&state.path, batcher.schema(), options)?);
             state.batcher = Some(batcher);
         }
-        if let Some(batcher) = &mut state.batcher {
+        if let Some(sink) = &mut state.sink
+            && sink.write_row(desc, &frame, &mut line)?
+        {
+            // Written as a line of text; no batch needed.
+        } else if let Some(batcher) = &mut state.batcher {
             batcher.push(&frame)?;
             if batcher.is_full() {
                 state.flush()?;

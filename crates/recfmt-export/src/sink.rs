@@ -34,7 +34,7 @@ enum Inner {
     #[cfg(feature = "ipc")]
     Arrow(Box<arrow_ipc::writer::FileWriter<AtomicFile>>),
     #[cfg(feature = "ndjson")]
-    Ndjson(Box<arrow_json::Writer<AtomicFile, arrow_json::writer::LineDelimited>>),
+    Ndjson(AtomicFile),
 }
 
 /// Fails when this build of the crate leaves `format` out.
@@ -90,11 +90,7 @@ impl Sink {
                     .map_err(|e| Error::arrow(Some(path), e))?,
             )),
             #[cfg(feature = "ndjson")]
-            TableFormat::Ndjson => Inner::Ndjson(Box::new(
-                arrow_json::WriterBuilder::new()
-                    .with_explicit_nulls(true)
-                    .build::<_, arrow_json::writer::LineDelimited>(file),
-            )),
+            TableFormat::Ndjson => Inner::Ndjson(file),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::Invalid("table format not available".into())),
         };
@@ -121,11 +117,37 @@ impl Sink {
                 .write(batch)
                 .map_err(|e| Error::arrow(Some(&self.path), e)),
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(w) => w
-                .write(batch)
-                .map_err(|e| Error::arrow(Some(&self.path), e)),
+            Inner::Ndjson(_) => Err(Error::Invalid(
+                "NDJSON tables are written row by row, not from batches".into(),
+            )),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
+        }
+    }
+
+    /// Appends one row as a JSON line (NDJSON tables only; see [`crate::json::row`]).
+    pub(crate) fn write_row(
+        &mut self,
+        desc: &recfmt_core::StreamDesc,
+        frame: &recfmt_core::FrameBuf,
+        line: &mut String,
+    ) -> Result<bool, Error> {
+        match &mut self.inner {
+            #[cfg(feature = "ndjson")]
+            Inner::Ndjson(file) => {
+                use std::io::Write;
+                line.clear();
+                crate::json::row(line, desc, &frame.values, false);
+                line.push('\n');
+                file.write_all(line.as_bytes())
+                    .map_err(|e| Error::io(&self.path, e))?;
+                Ok(true)
+            }
+            #[allow(unreachable_patterns)]
+            _ => {
+                let _ = (desc, frame, line);
+                Ok(false)
+            }
         }
     }
 
@@ -146,10 +168,7 @@ impl Sink {
                     .map_err(|e| Error::arrow(Some(&self.path), e))
             }
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(mut w) => {
-                w.finish().map_err(|e| Error::arrow(Some(&self.path), e))?;
-                Ok(w.into_inner())
-            }
+            Inner::Ndjson(file) => Ok(file),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }

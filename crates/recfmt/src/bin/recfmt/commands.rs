@@ -9,8 +9,8 @@ use serde_json::json;
 
 use crate::Outcome;
 use crate::args::{CatArgs, CatOutput, GlobalArgs, InfoArgs, ValidateArgs};
-use crate::json;
 use crate::scan::{ScanStats, scan};
+use recfmt_export::json;
 
 pub fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>> {
     let options = ReadOptions {
@@ -200,19 +200,6 @@ fn text_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
     }
 }
 
-fn ndjson_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
-    let desc = &schema.streams[frame.stream];
-    line.push_str("{\"stream\":");
-    json::string(line, &desc.name);
-    for (sig, v) in desc.signals.iter().zip(&frame.values) {
-        line.push(',');
-        json::string(line, &sig.name);
-        line.push(':');
-        json::value(line, v, sig.dtype);
-    }
-    line.push('}');
-}
-
 /// `recfmt cat`.
 pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
     let mut reader = open(global, &args.path)?;
@@ -237,7 +224,12 @@ pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
         line.clear();
         match args.output {
             CatOutput::Text => text_row(&mut line, &schema, &frame),
-            CatOutput::Ndjson => ndjson_row(&mut line, &schema, &frame),
+            CatOutput::Ndjson => json::row(
+                &mut line,
+                &schema.streams[frame.stream],
+                &frame.values,
+                true,
+            ),
         }
         line.push('\n');
         out.write_all(line.as_bytes())?;

@@ -5,7 +5,6 @@
 mod args;
 mod commands;
 mod convert;
-mod json;
 mod scan;
 
 use std::process::ExitCode;

@@ -1,13 +1,29 @@
-//! Values as JSON text, typed by their signal's dtype (an `f32` prints as the shortest text
-//! that reads back to the same `f32`).
+//! Values and rows as JSON text, typed by their signal's dtype: an `f32` prints as the shortest
+//! text that reads back to the same `f32`, and nothing is lost (non-finite floats become the
+//! strings `"inf"`, `"-inf"` and `"NaN"`, bytes become lowercase hex).
+//!
+//! `recfmt cat --output ndjson` and the NDJSON export both use this, so they agree.
+//!
+//! ```
+//! use recfmt_core::{DType, Value};
+//! let mut out = String::new();
+//! recfmt_export::json::value(&mut out, &Value::Float(f64::from(0.1f32)), DType::F32);
+//! assert_eq!(out, "0.1");
+//! ```
 
 use std::fmt::Write;
 
 use recfmt_core::{ArrayValue, DType, Value};
 
+/// JSON has no infinities or NaN; they are written as the strings `"inf"`, `"-inf"` and
+/// `"NaN"` so no value is lost (Python's `float()` reads all three back).
 fn float(out: &mut String, x: f64, dtype: DType) {
-    if !x.is_finite() {
-        out.push_str("null");
+    if x.is_nan() {
+        out.push_str("\"NaN\"");
+        return;
+    }
+    if x.is_infinite() {
+        out.push_str(if x > 0.0 { "\"inf\"" } else { "\"-inf\"" });
         return;
     }
     let text = if dtype == DType::F32 {
@@ -16,6 +32,28 @@ fn float(out: &mut String, x: f64, dtype: DType) {
         serde_json::to_string(&x)
     };
     out.push_str(&text.unwrap_or_else(|_| "null".into()));
+}
+
+/// Appends one row of `desc` as a JSON object: `{"<signal>": value, ...}`, preceded by
+/// `"stream": <name>` when `stream_key` is set.
+pub fn row(out: &mut String, desc: &recfmt_core::StreamDesc, values: &[Value], stream_key: bool) {
+    out.push('{');
+    let mut first = true;
+    if stream_key {
+        out.push_str("\"stream\":");
+        string(out, &desc.name);
+        first = false;
+    }
+    for (sig, v) in desc.signals.iter().zip(values) {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        string(out, &sig.name);
+        out.push(':');
+        value(out, v, sig.dtype);
+    }
+    out.push('}');
 }
 
 /// Appends a JSON string literal.

@@ -1,0 +1,210 @@
+"""Reads every table recfmt wrote for one recording, with real clients, and compares each value
+with `recfmt cat --output ndjson` (the reference).
+
+usage: interop.py REFERENCE_NDJSON OUTPUTS_DIR
+OUTPUTS_DIR holds parquet/, csv/, arrow/, ndjson/ (one file per stream each) and optionally
+recording.h5. Readers: pyarrow (Parquet, Arrow IPC), duckdb (Parquet), pandas (CSV),
+json (NDJSON), h5py (HDF5, when the file and the module are there).
+Prints one line per table checked; exits 1 on the first mismatch.
+"""
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+ref_path, out_dir = sys.argv[1:3]
+reference = defaultdict(list)
+with open(ref_path) as f:
+    for line in f:
+        row = json.loads(line)
+        reference[row.pop("stream")].append(row)
+
+checked = 0
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def stem(stream):
+    return "".join("_" if c in '/\\:*?"<>|' or ord(c) < 32 else c for c in stream) or "_"
+
+
+def same_float(a, b, f32):
+    if a is None or b is None:
+        return (a is None or (isinstance(a, float) and math.isnan(a))) and (
+            b is None or (isinstance(b, float) and math.isnan(b)))
+    if isinstance(a, str) or isinstance(b, str):
+        return str(a).lower().strip("+") == str(b).lower().strip("+")
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if f32:
+        return np.float32(a) == np.float32(b)
+    return float(a) == float(b)
+
+
+def same(want, got, kind):
+    """kind: 'f32', 'f64', 'int', 'bool', 'str', 'bytes', 'list:<kind>'"""
+    if kind.startswith("list:"):
+        if want is None or got is None:
+            return want is None and got is None
+        got = list(got)
+        return len(want) == len(got) and all(same(w, g, kind[5:]) for w, g in zip(want, got))
+    if kind in ("f32", "f64"):
+        return same_float(want, got, kind == "f32")
+    if want is None or got is None:
+        return want is None and (got is None or (isinstance(got, float) and math.isnan(got)))
+    if kind == "bytes":
+        got = got.hex() if isinstance(got, (bytes, bytearray)) else got
+        return want == got
+    if kind == "bool":
+        return bool(want) == (got in (True, 1, "true", "True", np.True_))
+    if kind == "int":
+        return int(want) == int(got)
+    return want == got
+
+
+def kind_of(dtype_name, shape):
+    base = {"f32": "f32", "f64": "f64", "bool": "bool", "str": "str", "bytes": "bytes"}.get(dtype_name, "int")
+    return f"list:{base}" if shape else base
+
+
+def compare_columns(label, rows, columns, kinds):
+    """columns: name -> list of values read by the client."""
+    global checked
+    for name, kind in kinds.items():
+        if name not in columns:
+            fail(f"{label}: column {name} missing (has {sorted(columns)[:8]}...)")
+        got = columns[name]
+        if len(got) != len(rows):
+            fail(f"{label}: {name} has {len(got)} rows, reference {len(rows)}")
+        for i, (r, g) in enumerate(zip(rows, got)):
+            if not same(r.get(name), g, kind):
+                fail(f"{label}: {name} row {i}: reference {r.get(name)!r}, read {g!r}")
+    checked += 1
+    print(f"ok {label}: {len(rows)} rows x {len(kinds)} columns")
+
+
+def kinds_from_arrow(schema):
+    out = {}
+    for field in schema:
+        md = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
+        out[field.name] = kind_of(md.get("recfmt.dtype", ""), md.get("recfmt.shape") or
+                                  ("var" if str(field.type).startswith("list") else None))
+    return out
+
+
+import pyarrow.parquet as pq  # noqa: E402
+import pyarrow.ipc as ipc  # noqa: E402
+
+for stream, rows in sorted(reference.items()):
+    s = stem(stream)
+    # Parquet with pyarrow: native types and units come along.
+    p = os.path.join(out_dir, "parquet", s + ".parquet")
+    table = pq.read_table(p)
+    kinds = kinds_from_arrow(table.schema)
+    for field in table.schema:
+        md = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
+        if md.get("recfmt.dtype") == "f32" and str(field.type) not in ("float", "list<item: float>", "fixed_size_list<item: float>[3]") and not str(field.type).startswith(("fixed_size_list<item: float>", "list<item: float>")):
+            fail(f"parquet {stream}.{field.name}: f32 stored as {field.type}")
+    compare_columns(f"pyarrow parquet {stream}", rows, {c: table.column(c).to_pylist() for c in table.column_names}, kinds)
+
+    # Arrow IPC with pyarrow.
+    with ipc.open_file(os.path.join(out_dir, "arrow", s + ".arrow")) as reader:
+        t = reader.read_all()
+    compare_columns(f"pyarrow arrow {stream}", rows, {c: t.column(c).to_pylist() for c in t.column_names}, kinds)
+
+    # Parquet with duckdb.
+    try:
+        import duckdb
+    except ImportError:
+        duckdb = None
+    if duckdb is not None:
+        con = duckdb.connect()
+        res = con.execute(f"SELECT * FROM read_parquet('{p}')")
+        names = [d[0] for d in res.description]
+        data = res.fetchall()
+        cols = {n: [row[i] for row in data] for i, n in enumerate(names)}
+        compare_columns(f"duckdb parquet {stream}", rows, cols, kinds)
+
+    # CSV with pandas: fixed arrays are flattened into name[i] columns.
+    import pandas as pd
+    c = os.path.join(out_dir, "csv", s + ".csv")
+    df = pd.read_csv(c, keep_default_na=False, na_values=[""], dtype=str)
+    flat_rows, flat_kinds = [], {}
+    for name, kind in kinds.items():
+        if kind.startswith("list:") and f"{name}[0]" in df.columns:
+            n = sum(1 for col in df.columns if col.startswith(name + "["))
+            for i in range(n):
+                flat_kinds[f"{name}[{i}]"] = kind[5:]
+        else:
+            flat_kinds[name] = "str" if kind.startswith("list:") else kind
+    for r in rows:
+        fr = {}
+        for name, kind in kinds.items():
+            v = r.get(name)
+            if kind.startswith("list:") and f"{name}[0]" in df.columns:
+                for i in range(sum(1 for col in df.columns if col.startswith(name + "["))):
+                    fr[f"{name}[{i}]"] = None if v is None else v[i]
+            elif kind.startswith("list:"):
+                fr[name] = None if v is None else v
+            elif kind in ("str", "bytes") and v == "":
+                fr[name] = None  # CSV cannot tell an empty string from a missing value
+            else:
+                fr[name] = v
+        flat_rows.append(fr)
+
+    def parse(cell, kind):
+        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+            return None
+        if kind in ("f32", "f64"):
+            return float(cell)
+        if kind == "int":
+            return int(cell)
+        return cell
+
+    cols = {}
+    for name, kind in flat_kinds.items():
+        if name not in df.columns:
+            fail(f"pandas csv {stream}: column {name} missing")
+        values = [parse(v, kind) for v in df[name].tolist()]
+        if kinds.get(name, "").startswith("list:"):
+            values = [None if v is None else json.loads(v) for v in values]
+            flat_kinds[name] = kinds[name]
+        cols[name] = values
+    compare_columns(f"pandas csv {stream}", flat_rows, cols, flat_kinds)
+
+    # NDJSON with the json module.
+    with open(os.path.join(out_dir, "ndjson", s + ".ndjson")) as f:
+        nd = [json.loads(line) for line in f]
+    compare_columns(f"json ndjson {stream}", rows, {k: [r.get(k) for r in nd] for k in kinds}, kinds)
+
+h5 = os.path.join(out_dir, "recording.h5")
+if os.path.exists(h5):
+    import h5py
+    with h5py.File(h5, "r") as f:
+        for stream, rows in sorted(reference.items()):
+            group = f[stem(stream)]
+            kinds = {}
+            cols = {}
+            for key in group:
+                ds = group[key]
+                name = ds.attrs.get("original_name", key)
+                name = name.decode() if isinstance(name, bytes) else name
+                dtype = ds.attrs.get("dtype", "")
+                dtype = dtype.decode() if isinstance(dtype, bytes) else dtype
+                kind = kind_of(dtype, ds.ndim > 1)
+                values = ds[()]
+                if dtype == "str":
+                    values = [v.decode().rstrip("\0") if isinstance(v, bytes) else v for v in values]
+                else:
+                    values = values.tolist()
+                kinds[name] = kind
+                cols[name] = values
+            compare_columns(f"h5py hdf5 {stream}", rows, cols, kinds)
+
+print(f"{checked} tables checked")
