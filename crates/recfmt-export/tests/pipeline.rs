@@ -2,6 +2,8 @@
 //! ranges, `--carry-last`, upcasting and the absolute time column, on an in-memory recording
 //! whose expected values are worked out by hand.
 
+#![allow(clippy::unwrap_used)] // helpers in a test file fail by panicking
+
 use recfmt_core::{
     DType, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Result, Schema, SignalDesc,
     StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
