@@ -117,3 +117,39 @@ pub fn list_files(dir: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// Where the upstream samples are: `RECFMT_SAMPLES`, else `../shared/samples`. `None` (with a
+/// printed reason) when absent; a CI run fails instead.
+pub fn samples_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("RECFMT_SAMPLES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/samples"));
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        !in_ci(),
+        "CI is set but the samples folder {} is missing",
+        dir.display()
+    );
+    eprintln!("skipping samples: {} not found", dir.display());
+    None
+}
+
+/// The sample files of one format folder with this extension, sorted (empty without samples).
+pub fn samples(folder: &str, extension: &str) -> Vec<PathBuf> {
+    let Some(root) = samples_dir() else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(folder))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.retain(|p| p.extension().is_some_and(|e| e == extension));
+    found.sort();
+    assert!(
+        !found.is_empty() || !in_ci(),
+        "no {folder} samples in {}",
+        root.display()
+    );
+    found
+}

@@ -4,28 +4,12 @@
 //! the json module (NDJSON). `cargo xtask ci` installs them.
 
 use std::path::{Path, PathBuf};
+
 use std::process::Command;
 
-use recfmt_tests::{fixture, in_ci, python_with, recfmt, workspace_root};
+use recfmt_tests::{fixture, python_with, recfmt, samples, workspace_root};
 
 const KINDS: [&str; 4] = ["parquet", "csv", "arrow", "ndjson"];
-
-/// Where the upstream samples are: `RECFMT_SAMPLES`, else `../shared/samples`.
-fn samples_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RECFMT_SAMPLES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("../shared/samples"));
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        !in_ci(),
-        "CI is set but the samples folder {} is missing",
-        dir.display()
-    );
-    eprintln!("skipping samples: {} not found", dir.display());
-    None
-}
 
 fn recordings() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = [
@@ -36,21 +20,8 @@ fn recordings() -> Vec<PathBuf> {
     .iter()
     .map(|f| fixture(f))
     .collect();
-    if let Some(samples) = samples_dir() {
-        for (folder, ext) in [("carla", "log"), ("fgtape", "fgtape")] {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(samples.join(folder))
-                .map(|d| d.flatten().map(|e| e.path()).collect())
-                .unwrap_or_default();
-            found.retain(|p| p.extension().is_some_and(|e| e == ext));
-            found.sort();
-            assert!(
-                !found.is_empty() || !in_ci(),
-                "no {folder} samples in {}",
-                samples.display()
-            );
-            out.extend(found);
-        }
-    }
+    out.extend(samples("carla", "log"));
+    out.extend(samples("fgtape", "fgtape"));
     out
 }
 

@@ -68,6 +68,7 @@ mod meta;
 mod probe;
 mod record;
 mod recording;
+mod writer;
 
 pub use error::{Error, Result};
 pub use header::{FileHeader, HEADER_LEN, LITTLE_ENDIAN, MAGIC};
@@ -79,6 +80,7 @@ pub use meta::Meta;
 pub use probe::{FORMAT, score, score_dir};
 pub use record::{RECORD_HEADER_LEN, Record, RecordHeader};
 pub use recording::{EVENTS_STREAM, INFO, SessionPaths, UNKNOWN_STREAM, UsvlogRecording};
+pub use writer::{UsvlogRecordingWriter, copy_session};
 
 /// The format id used on the command line and in metadata.
 pub const FORMAT_ID: &str = "usvlog";

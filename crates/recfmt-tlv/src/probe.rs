@@ -36,6 +36,13 @@ fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn Recor
     Ok(Box::new(UsvlogRecording::open(path, options)?))
 }
 
+fn create(path: &Path) -> recfmt_core::Result<Box<dyn recfmt_core::RecordingWriter>> {
+    use recfmt_core::ResultExt;
+    Ok(Box::new(
+        crate::UsvlogRecordingWriter::create(path).in_file(path)?,
+    ))
+}
+
 /// The USVLOG format descriptor for a [`recfmt_core::Registry`].
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
     info: INFO,
@@ -43,5 +50,5 @@ pub static FORMAT: FormatDescriptor = FormatDescriptor {
     score,
     score_dir: Some(score_dir),
     open,
-    create: None,
+    create: Some(create),
 };

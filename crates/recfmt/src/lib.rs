@@ -48,3 +48,56 @@ pub fn default_registry() -> &'static Registry {
 
 /// The version of recfmt, for provenance metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Copies a recording into the same format through its faithful low-level reader and writer,
+/// so the copy holds exactly the records of the source (for FlightGear tapes: the same
+/// decompressed content). Returns `Ok(None)` when this build has no faithful copy for
+/// `format`; callers then go through the generic model.
+///
+/// The output appears only when complete (written under a temporary name).
+pub fn copy_faithfully(
+    format: &str,
+    source: &std::path::Path,
+    target: &std::path::Path,
+) -> recfmt_core::Result<Option<()>> {
+    use recfmt_core::ResultExt;
+    match format {
+        #[cfg(feature = "usvlog")]
+        "usvlog" => {
+            recfmt_tlv::copy_session(source, target).in_file(source)?;
+            Ok(Some(()))
+        }
+        #[cfg(feature = "carla")]
+        "carla" => {
+            let run = || -> Result<(), recfmt_carla::Error> {
+                let file = std::io::BufReader::new(std::fs::File::open(source)?);
+                let mut reader = recfmt_carla::Reader::new(file);
+                let header = reader.read_header()?;
+                let flavour = reader.detect_flavour()?;
+                let out = recfmt_core::AtomicFile::create(target)?;
+                let mut writer = recfmt_carla::Writer::new(out, flavour);
+                writer.write_header(&header)?;
+                let mut packet = recfmt_carla::Packet::default();
+                while reader.read_packet(&mut packet)? > 0 {
+                    writer.write_packet(&packet)?;
+                }
+                writer.into_inner()?.commit()?;
+                Ok(())
+            };
+            run().in_file(source)?;
+            Ok(Some(()))
+        }
+        #[cfg(feature = "fgtape")]
+        "fgtape" => {
+            let tape = recfmt_fgtape::normal::NormalTape::open(source).in_file(source)?;
+            let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
+            let out = tape.write_gzip(out).in_file(target)?;
+            out.commit().in_file(target)?;
+            Ok(Some(()))
+        }
+        _ => {
+            let _ = (source, target);
+            Ok(None)
+        }
+    }
+}

@@ -161,6 +161,30 @@ pub enum ConvertTo {
     Arrow,
     /// Newline-delimited JSON, one file per stream.
     Ndjson,
+    /// A USVLOG session folder (`-o` names the folder).
+    Usvlog,
+    /// An ICAREC recording directory.
+    Icarec,
+    /// A CARLA recorder log.
+    Carla,
+    /// A FlightGear tape.
+    Fgtape,
+    /// A NanoVer recording.
+    Nanover,
+}
+
+impl ConvertTo {
+    /// The recording format id when the target is a recording format rather than tables.
+    pub fn recording_format(self) -> Option<&'static str> {
+        match self {
+            ConvertTo::Usvlog => Some("usvlog"),
+            ConvertTo::Icarec => Some("icarec"),
+            ConvertTo::Carla => Some("carla"),
+            ConvertTo::Fgtape => Some("fgtape"),
+            ConvertTo::Nanover => Some("nanover"),
+            _ => None,
+        }
+    }
 }
 
 /// Target of `--upcast`.

@@ -158,12 +158,16 @@ fn convert_one(
     };
     let mut reader: Box<dyn RecordingReader> = open_selected()?;
     let mut notes = Vec::new();
+    if let Some(format) = args.to.recording_format() {
+        return convert_to_recording(args, input, output, format, reader, notes);
+    }
 
     let mut options = ExportOptions::new(match args.to {
         ConvertTo::Parquet => TableFormat::Parquet,
         ConvertTo::Csv => TableFormat::Csv,
         ConvertTo::Arrow => TableFormat::Arrow,
         ConvertTo::Ndjson => TableFormat::Ndjson,
+        other => bail!("--to {other:?} is not a table format"),
     });
     options.batch_rows = usize::try_from(args.batch_rows).unwrap_or(usize::MAX);
     options.compression = match args.compression {
@@ -233,6 +237,71 @@ fn convert_one(
         ));
     }
     Ok((outcome(reader.integrity()), notes)).inspect(|_| report_loss(reader.integrity()))
+}
+
+/// True when the command changes nothing about the rows (no selection, range, merge, upcast or
+/// extra column), so a conversion to the source's own format can be a faithful copy.
+fn is_plain(args: &ConvertArgs) -> bool {
+    args.streams.is_empty()
+        && args.exclude_streams.is_empty()
+        && args.signals.is_empty()
+        && args.exclude_signals.is_empty()
+        && args.start.is_none()
+        && args.end.is_none()
+        && args.merge.is_none()
+        && args.upcast.is_none()
+        && args.time_column.is_none()
+}
+
+/// Converts into a recording format: a faithful copy when source and target formats agree and
+/// nothing is selected, else the rows through the target's generic writer, which refuses
+/// (listing what does not fit) recordings it cannot hold.
+fn convert_to_recording(
+    args: &ConvertArgs,
+    input: &Path,
+    output: &Path,
+    format: &str,
+    mut reader: Box<dyn RecordingReader>,
+    mut notes: Vec<String>,
+) -> Result<(Outcome, Vec<String>)> {
+    if args.merge.is_some() {
+        bail!("--merge makes tables; it cannot be combined with --to {format}");
+    }
+    if is_plain(args)
+        && reader.header().format == format
+        && recfmt::copy_faithfully(format, input, output)?.is_some()
+    {
+        notes.push(format!(
+            "copied {} to {} record for record",
+            input.display(),
+            output.display()
+        ));
+        return Ok((Outcome::Complete, notes));
+    }
+    let registry = recfmt::default_registry();
+    let descriptor = registry
+        .by_id(format)
+        .with_context(|| format!("this build of recfmt has no {format} support"))?;
+    let create = descriptor.create.with_context(|| {
+        format!(
+            "recfmt cannot write {} recordings from other formats yet",
+            descriptor.info.name
+        )
+    })?;
+    let mut writer = create(output)?;
+    writer
+        .write_header(reader.header(), reader.schema())
+        .with_context(|| format!("converting {} to {format}", input.display()))?;
+    let mut frame = recfmt_core::FrameBuf::default();
+    let mut rows = 0u64;
+    while reader.read_frame(&mut frame)? {
+        writer.write_frame(&frame)?;
+        rows += 1;
+    }
+    writer.finish()?;
+    notes.push(format!("wrote {} ({rows} rows)", output.display()));
+    report_loss(reader.integrity());
+    Ok((outcome(reader.integrity()), notes))
 }
 
 /// `recfmt convert`.

@@ -1,0 +1,159 @@
+//! `recfmt convert --to <recording format>`: a faithful copy when the formats agree, the
+//! generic writer otherwise, and a clear refusal listing what does not fit.
+
+use recfmt_tests::{fixture, list_files, recfmt, samples};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn usvlog_to_usvlog_is_a_byte_identical_copy_torn_tail_included() {
+    let work = tempfile::tempdir().unwrap();
+    for name in ["all_types", "truncated", "unknown_types"] {
+        let source = fixture(&format!("usvlog/{name}"));
+        let target = work.path().join(name);
+        let o = recfmt(&[
+            "convert",
+            source.to_str().unwrap(),
+            "--to",
+            "usvlog",
+            "-o",
+            target.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        // The session's own files (the fixture's layouts.toml is not part of a session).
+        for file in list_files(&source)
+            .into_iter()
+            .filter(|f| f != "layouts.toml")
+        {
+            assert_eq!(
+                std::fs::read(source.join(&file)).unwrap(),
+                std::fs::read(target.join(&file)).unwrap(),
+                "{name}/{file}"
+            );
+        }
+    }
+}
+
+#[test]
+fn selected_streams_go_through_the_generic_writer_and_read_back_the_same() {
+    let work = tempfile::tempdir().unwrap();
+    let source = fixture("usvlog/all_types");
+    let target = work.path().join("nav_only");
+    let o = recfmt(&[
+        "convert",
+        source.to_str().unwrap(),
+        "--to",
+        "usvlog",
+        "-o",
+        target.to_str().unwrap(),
+        "--stream",
+        "REC_NAV_SOLUTION",
+        "--stream",
+        "REC_MISSION_STATE",
+        "--start",
+        "+0.5s",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cat = |path: &std::path::Path, stream: &str| {
+        let o = recfmt(&[
+            "cat",
+            path.to_str().unwrap(),
+            "--stream",
+            stream,
+            "--output",
+            "ndjson",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    for stream in ["REC_NAV_SOLUTION", "REC_MISSION_STATE"] {
+        let original: Vec<String> = cat(&source, stream)
+            .lines()
+            .filter(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["t_us"].as_u64().unwrap() >= 1_500_000
+            })
+            .map(String::from)
+            .collect();
+        let copy: Vec<String> = cat(&target, stream).lines().map(String::from).collect();
+        assert!(!copy.is_empty());
+        assert_eq!(copy, original, "{stream}");
+    }
+}
+
+#[test]
+fn a_recording_that_does_not_fit_is_refused_with_the_reasons_and_leaves_nothing() {
+    let Some(carla) = samples("carla", "log").into_iter().next() else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("out");
+    let o = recfmt(&[
+        "convert",
+        carla.to_str().unwrap(),
+        "--to",
+        "usvlog",
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("does not fit USVLOG")
+            && err.contains("stream position")
+            && err.contains("known record types"),
+        "{err}"
+    );
+    assert_eq!(
+        list_files(work.path()),
+        Vec::<String>::new(),
+        "no partial folder left"
+    );
+}
+
+#[test]
+fn carla_and_fgtape_copy_faithfully() {
+    let work = tempfile::tempdir().unwrap();
+    for log in samples("carla", "log") {
+        let target = work.path().join(log.file_name().unwrap());
+        let o = recfmt(&[
+            "convert",
+            log.to_str().unwrap(),
+            "--to",
+            "carla",
+            "-o",
+            target.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            std::fs::read(&log).unwrap(),
+            std::fs::read(&target).unwrap(),
+            "{}",
+            log.display()
+        );
+    }
+    for tape in samples("fgtape", "fgtape") {
+        let target = work.path().join(tape.file_name().unwrap());
+        let o = recfmt(&[
+            "convert",
+            tape.to_str().unwrap(),
+            "--to",
+            "fgtape",
+            "-o",
+            target.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let content = |p: &std::path::Path| {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(p).unwrap()),
+                &mut out,
+            )
+            .unwrap();
+            out
+        };
+        assert_eq!(content(&tape), content(&target), "{}", tape.display());
+    }
+}
