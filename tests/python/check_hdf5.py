@@ -3,16 +3,19 @@
 usage: check_hdf5.py FILE.h5 NDJSON_FILE
 
 NDJSON_FILE holds one row per line, `{"stream": NAME, "<signal>": value, ...}`, as
-`recfmt cat --output ndjson` prints them (non-finite floats as null, fixed shapes as nested
-lists). Every group of the file is matched to its stream through the `recfmt.stream`
-attribute and every dataset to its signal through `original_name`; then for each dataset:
+`recfmt cat --output ndjson` prints them: non-finite floats as the strings "NaN", "inf" and
+"-inf", fixed shapes as flat row-major (or nested) lists, null for a missing value.
+
+Every group of the file is matched to its stream through the `recfmt.stream` attribute and
+every dataset to its signal through `original_name`; then for each dataset:
 
 * the row count and the shape (`(rows,)` for scalars, `(rows, *shape)` for fixed shapes);
 * the numpy type: floats, integers and booleans must keep their exact recfmt dtype
   (an `f32` signal reads as float32, a `bool` as numpy bool), strings are fixed-width bytes;
-* every value: floats exactly after rounding the JSON number to the dataset's type, a JSON
-  null matching a non-finite value (NaN, inf); integers and booleans exactly; strings after
-  decoding UTF-8 (a null string is written as the empty string);
+* every value: floats exactly after rounding the JSON number to the dataset's type (NaN
+  matching NaN, and a null float matching NaN, which is how the export writes it); integers
+  and booleans exactly; strings after decoding UTF-8 (a null string is written as the empty
+  string);
 * every attribute is a `str` (not bytes), and so is the `unit` attribute where present.
 
 Signals of the NDJSON without a dataset must be listed in the group's
@@ -56,12 +59,18 @@ def check_str_attrs(where, attrs):
             fail(f"{where}: attribute {key} is {type(value).__name__} {value!r}, expected str")
 
 
-def fill_nulls(value, dims):
-    """A JSON value of one row with None replaced by NaN (a null row becomes all NaN)."""
+def float_value(value, dims):
+    """A JSON value of one float row as numbers: the strings "NaN", "inf" and "-inf" (how
+    recfmt's NDJSON writes non-finite floats) become floats, and null becomes NaN, which is
+    how the HDF5 export writes a null float (a null fixed-shape row becomes all NaN)."""
     if value is None:
         return [math.nan] * math.prod(dims) if dims else math.nan
     if isinstance(value, list):
-        return [fill_nulls(v, ()) for v in value]
+        return [float_value(v, ()) for v in value]
+    if isinstance(value, str):
+        if value not in ("NaN", "inf", "-inf"):
+            raise ValueError(f"unexpected text {value!r} for a float")
+        return float(value)
     return value
 
 
@@ -76,11 +85,14 @@ def expected_array(where, want_json, dtype, rows, dims):
 
 def compare_floats(where, got, want_json, dtype, dims):
     rows = len(want_json)
-    want = expected_array(where, [fill_nulls(v, dims) for v in want_json], dtype, rows, dims)
+    try:
+        numbers = [float_value(v, dims) for v in want_json]
+    except ValueError as e:
+        fail(f"{where}: {e}")
+    want = expected_array(where, numbers, dtype, rows, dims)
     if want.shape != got.shape:
         fail(f"{where}: shape {got.shape}, expected {want.shape}")
-    null = np.isnan(want)
-    equal = (got == want) | (null & ~np.isfinite(got))
+    equal = (got == want) | (np.isnan(got) & np.isnan(want))
     if not equal.all():
         bad = tuple(int(i) for i in np.argwhere(~equal)[0])
         fail(f"{where}: at {bad}: {got[bad]!r}, expected {want[bad]!r}")

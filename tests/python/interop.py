@@ -186,25 +186,37 @@ for stream, rows in sorted(reference.items()):
 h5 = os.path.join(out_dir, "recording.h5")
 if os.path.exists(h5):
     import h5py
+
+    def text(v):
+        return v.decode() if isinstance(v, bytes) else v
+
     with h5py.File(h5, "r") as f:
+        groups = {text(g.attrs.get("recfmt.stream", k)): g for k, g in f.items()}
         for stream, rows in sorted(reference.items()):
-            group = f[stem(stream)]
-            kinds = {}
-            cols = {}
+            if stream not in groups:
+                fail(f"h5py: no group for stream {stream} (groups: {sorted(groups)})")
+            group = groups[stream]
+            omitted = [text(x) for x in group.attrs.get("recfmt.omitted_columns", [])]
+            kinds, cols = {}, {}
             for key in group:
                 ds = group[key]
-                name = ds.attrs.get("original_name", key)
-                name = name.decode() if isinstance(name, bytes) else name
-                dtype = ds.attrs.get("dtype", "")
-                dtype = dtype.decode() if isinstance(dtype, bytes) else dtype
-                kind = kind_of(dtype, ds.ndim > 1)
+                name = text(ds.attrs.get("original_name", key))
+                dtype = text(ds.attrs.get("dtype", ""))
+                if dtype == "str" and not isinstance(ds.attrs.get("unit", ""), (str, type(None))):
+                    fail(f"h5py {stream}.{name}: unit attribute is not str")
                 values = ds[()]
                 if dtype == "str":
-                    values = [v.decode().rstrip("\0") if isinstance(v, bytes) else v for v in values]
+                    values = [text(v).rstrip("\0") for v in values]
+                    values = [None if v == "" else v for v in values]
                 else:
                     values = values.tolist()
-                kinds[name] = kind
+                kinds[name] = kind_of(dtype, ds.attrs.get("shape"))
                 cols[name] = values
-            compare_columns(f"h5py hdf5 {stream}", rows, cols, kinds)
+            # Columns HDF5 cannot hold are listed, never silently missing.
+            for name in list(rows[0].keys()) if rows else []:
+                if name not in cols and not any(o.split(":")[0].strip() == name or o.startswith(name) for o in omitted):
+                    fail(f"h5py {stream}: column {name} neither stored nor listed as omitted ({omitted})")
+            h5_rows = [{k: (None if v == "" and kinds.get(k) == "str" else v) for k, v in r.items()} for r in rows]
+            compare_columns(f"h5py hdf5 {stream}", h5_rows, cols, kinds)
 
 print(f"{checked} tables checked")

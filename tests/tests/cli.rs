@@ -329,3 +329,88 @@ fn converting_a_truncated_session_keeps_the_rows_and_exits_3() {
     let gyro = std::fs::read_to_string(out_dir.join("REC_SENSOR_GYRO.csv")).unwrap();
     assert_eq!(gyro.lines().count(), 1 + 199);
 }
+
+#[test]
+fn icarec_validate_against_a_current_schema_reports_each_problem() {
+    let rec = fixture("icarec/all_types.icarec");
+    let same = recfmt(&[
+        "validate",
+        rec.to_str().unwrap(),
+        "--against",
+        rec.join("schema.json").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert_eq!(json_of(&same)["compatibility"]["compatible"], true);
+
+    let mut schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("schema.json")).unwrap()).unwrap();
+    let signals = schema["signals"].as_array_mut().unwrap();
+    let changed = signals.iter_mut().find(|s| s["type"] == "int64").unwrap();
+    changed["type"] = "double".into();
+    let name = changed["name"].as_str().unwrap().to_string();
+    let work = tempfile::tempdir().unwrap();
+    let current = work.path().join("schema.json");
+    std::fs::write(&current, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    let out = recfmt(&[
+        "validate",
+        rec.to_str().unwrap(),
+        "--against",
+        current.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "type mismatch for '{name}': recording=int64, current=double"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn icarec_cat_at_prints_the_state_at_a_time() {
+    let rec = fixture("icarec/all_types.icarec");
+    let out = recfmt(&[
+        "cat",
+        rec.to_str().unwrap(),
+        "--at",
+        "0.505",
+        "--output",
+        "ndjson",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let state = json_of(&out);
+    assert_eq!(state["t"], 0.5);
+    assert_eq!(state["frame"], 32);
+    // The generator's frames are 1/64 s apart: frame 32 is the last at or before 0.505 s.
+    let rows = recfmt(&[
+        "cat",
+        rec.to_str().unwrap(),
+        "--stream",
+        "dynamic",
+        "--output",
+        "ndjson",
+        "--limit",
+        "33",
+    ]);
+    let last: Value = serde_json::from_str(
+        String::from_utf8_lossy(&rows.stdout)
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["t"], 0.5);
+    assert_eq!(
+        state["values"]["Vehicle.Aero.alpha"],
+        last["Vehicle.Aero.alpha"].to_string()
+    );
+    let usv = recfmt(&[
+        "cat",
+        fixture("usvlog/all_types").to_str().unwrap(),
+        "--at",
+        "1",
+    ]);
+    assert_eq!(usv.status.code(), Some(1));
+}

@@ -1,7 +1,7 @@
 //! Real clients read every output kind of every recording we have (the generated fixtures and
 //! the upstream samples in `../shared/samples`) and compare each value with
 //! `recfmt cat --output ndjson`: pyarrow (Parquet, Arrow IPC), duckdb (Parquet), pandas (CSV),
-//! the json module (NDJSON). `cargo xtask ci` installs them.
+//! the json module (NDJSON), h5py (HDF5). `cargo xtask ci` installs them.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,13 @@ fn check(python: &Path, recording: &Path, work: &Path) {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    let h5 = work.join("recording.h5");
+    let o = recfmt(&["convert", s, "--to", "hdf5", "-o", h5.to_str().unwrap()]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "{s} --to hdf5: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let cat = recfmt(&["cat", s, "--output", "ndjson"]);
     assert!(
         matches!(cat.status.code(), Some(0 | 3)),
@@ -64,13 +71,14 @@ fn check(python: &Path, recording: &Path, work: &Path) {
         .map(|v| v["stream"].as_str().unwrap_or_default().to_string())
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    // Each stream with rows: pyarrow parquet, pyarrow arrow, duckdb, pandas csv, json ndjson.
-    assert_eq!(tables, streams_with_rows * 5, "{s}:\n{stdout}");
+    // Each stream with rows: pyarrow parquet, pyarrow arrow, duckdb, pandas csv, json ndjson,
+    // h5py.
+    assert_eq!(tables, streams_with_rows * 6, "{s}:\n{stdout}");
 }
 
 #[test]
 fn every_client_reads_every_output_of_every_recording() {
-    let Some(python) = python_with(&["pyarrow", "pandas", "duckdb", "numpy"]) else {
+    let Some(python) = python_with(&["pyarrow", "pandas", "duckdb", "numpy", "h5py"]) else {
         return;
     };
     let recordings = recordings();

@@ -121,6 +121,10 @@ fn fixture_set(root: &Path) -> Result<()> {
     generate::write_all_types_session(&usvlog.join("all_types"), 200)?;
     generate::write_truncated_session(&usvlog.join("truncated"), 200, 7)?;
     generate::write_unknown_types_session(&usvlog.join("unknown_types"), 120)?;
+    let icarec = root.join("icarec");
+    recfmt_icarec::generate::write_all_types(&icarec.join("all_types.icarec"), 200)?;
+    recfmt_icarec::generate::write_empty_static(&icarec.join("empty_static.icarec"), 50)?;
+    recfmt_icarec::generate::write_torn(&icarec.join("torn.icarec"), 50, 9)?;
     Ok(())
 }
 

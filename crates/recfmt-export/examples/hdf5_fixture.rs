@@ -1,5 +1,6 @@
 //! Writes an HDF5 file with [`recfmt_export::hdf5::Hdf5Writer`] and the same rows as NDJSON
-//! (in the shape of `recfmt cat --output ndjson`), for checking the file with h5py:
+//! (with [`recfmt_export::json::row`], as `recfmt cat --output ndjson` prints them), for
+//! checking the file with h5py:
 //!
 //! ```text
 //! cargo run -p recfmt-export --features hdf5 --example hdf5_fixture -- OUT_DIR
@@ -23,7 +24,6 @@ fn main() {
 
 #[cfg(feature = "hdf5")]
 mod fixture {
-    use std::fmt::Write as _;
     use std::io::Write as _;
     use std::path::PathBuf;
 
@@ -146,69 +146,6 @@ mod fixture {
         }
     }
 
-    fn json_string(out: &mut String, s: &str) {
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    }
-
-    /// As `recfmt cat --output ndjson`: non-finite floats are `null`.
-    fn json_float(out: &mut String, x: f64, dtype: DType) {
-        if !x.is_finite() {
-            out.push_str("null");
-        } else if dtype == DType::F32 {
-            let _ = write!(out, "{}", x as f32);
-        } else {
-            let _ = write!(out, "{x}");
-        }
-    }
-
-    fn json_value(out: &mut String, v: &Value, dtype: DType) {
-        match v {
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
-            Value::UInt(u) => {
-                let _ = write!(out, "{u}");
-            }
-            Value::Float(f) => json_float(out, *f, dtype),
-            Value::Str(s) => json_string(out, s),
-            Value::Array(a) => {
-                out.push('[');
-                let n = a.len();
-                for k in 0..n {
-                    if k > 0 {
-                        out.push(',');
-                    }
-                    match a {
-                        ArrayValue::Bool(v) => out.push_str(if v[k] { "true" } else { "false" }),
-                        ArrayValue::Int(v) => {
-                            let _ = write!(out, "{}", v[k]);
-                        }
-                        ArrayValue::UInt(v) => {
-                            let _ = write!(out, "{}", v[k]);
-                        }
-                        ArrayValue::F32(v) => json_float(out, f64::from(v[k]), DType::F32),
-                        ArrayValue::F64(v) => json_float(out, v[k], dtype),
-                        _ => out.push_str("null"),
-                    }
-                }
-                out.push(']');
-            }
-            _ => out.push_str("null"),
-        }
-    }
-
     pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         let out_dir = PathBuf::from(
             std::env::args()
@@ -250,17 +187,9 @@ mod fixture {
                 nav_rows += 1;
             }
             for row in rows {
-                let desc = &streams[row.stream];
                 line.clear();
-                line.push_str("{\"stream\":");
-                json_string(&mut line, &desc.name);
-                for (signal, value) in desc.signals.iter().zip(&row.values) {
-                    line.push(',');
-                    json_string(&mut line, &signal.name);
-                    line.push(':');
-                    json_value(&mut line, value, signal.dtype);
-                }
-                line.push_str("}\n");
+                recfmt_export::json::row(&mut line, &streams[row.stream], &row.values, true);
+                line.push('\n');
                 ndjson.write_all(line.as_bytes())?;
 
                 let batcher = &mut batchers[row.stream];

@@ -170,6 +170,10 @@ pub struct Hdf5Options {
     /// Extra root attributes (e.g. `source.file`, `source.sha256`); they override entries of
     /// the same name.
     pub metadata: Metadata,
+    /// Let values of [omitted columns](self#omitted-columns) pass instead of failing the
+    /// export. The columns stay listed in each group's `recfmt.omitted_columns`, so a caller
+    /// that sets this should also tell its user (the `recfmt` CLI prints a note per column).
+    pub skip_omitted_values: bool,
 }
 
 impl Default for Hdf5Options {
@@ -180,6 +184,7 @@ impl Default for Hdf5Options {
             deflate: Some(1),
             string_width: DEFAULT_STRING_WIDTH,
             metadata: Metadata::new(),
+            skip_omitted_values: false,
         }
     }
 }
@@ -240,6 +245,7 @@ pub struct Hdf5Writer {
     temp: TempFile,
     target: PathBuf,
     failed: bool,
+    skip_omitted_values: bool,
 }
 
 impl Hdf5Writer {
@@ -319,7 +325,7 @@ impl Hdf5Writer {
                             signal: signal.name.clone(),
                             dataset_path,
                             dtype: signal.dtype,
-                            pending: Vec::with_capacity(stored.chunk_rows * stored.row_bytes),
+                            pending: Vec::new(),
                             layout: stored,
                             dataset,
                         }))
@@ -344,6 +350,7 @@ impl Hdf5Writer {
             temp,
             target: path.to_path_buf(),
             failed: false,
+            skip_omitted_values: options.skip_omitted_values,
         })
     }
 
@@ -407,7 +414,7 @@ impl Hdf5Writer {
             match column {
                 Column::Stored(c) => c.append(&self.target, &state.name, state.rows, array)?,
                 Column::Omitted { signal, reason } => {
-                    if array.null_count() != array.len() {
+                    if !self.skip_omitted_values && array.null_count() != array.len() {
                         let row = (0..array.len()).find(|&i| array.is_valid(i)).unwrap_or(0);
                         return Err(Error::Value {
                             stream: state.name.clone(),
@@ -501,7 +508,8 @@ struct StoredColumn {
     dtype: DType,
     layout: StoredLayout,
     dataset: Dataset,
-    /// Encoded rows not yet written: always less than one chunk between calls.
+    /// Encoded rows not yet written: always less than one chunk between calls (allocated
+    /// with the first row).
     pending: Vec<u8>,
 }
 
@@ -556,6 +564,10 @@ impl StoredColumn {
         };
         let chunk_bytes = layout.chunk_rows * layout.row_bytes;
         let rows = array.len();
+        if rows > 0 && self.pending.capacity() == 0 {
+            // Allocated on the first row, so streams that never get one cost nothing.
+            self.pending.reserve_exact(chunk_bytes);
+        }
         let mut row = 0;
         while row < rows {
             let room = layout.chunk_rows - self.pending.len() / layout.row_bytes;

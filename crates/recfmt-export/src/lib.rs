@@ -453,3 +453,69 @@ mod tests {
         assert_eq!(ExportOptions::new(TableFormat::Parquet).batch_rows, 65_536);
     }
 }
+
+/// Reads `reader` to the end and writes every stream into one HDF5 file at `path`: a group per
+/// stream, a chunked dataset per column (see [`hdf5`] for the layout). The file appears only
+/// when complete. Streams are declared up front, so streams without rows are empty groups.
+/// Returns one [`StreamOutput`] per stream (all with `path`).
+#[cfg(feature = "hdf5")]
+pub fn export_hdf5(
+    reader: &mut dyn RecordingReader,
+    path: &Path,
+    options: &hdf5::Hdf5Options,
+    batch_rows: usize,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<ExportReport, Error> {
+    if batch_rows == 0 {
+        return Err(Error::Invalid("batch_rows must be at least 1".into()));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let header = reader.header().clone();
+    let schema = reader.schema().clone();
+    let mut writer = hdf5::Hdf5Writer::create(path, &header, &schema.streams, options)?;
+    let mut batchers: Vec<StreamBatcher> = schema
+        .streams
+        .iter()
+        .map(|s| StreamBatcher::with_metadata(&header, s, batch_rows, &options.metadata))
+        .collect();
+    let mut frame = FrameBuf::default();
+    let mut total_rows = 0u64;
+    while reader.read_frame(&mut frame)? {
+        let index = frame.stream;
+        let batcher = batchers.get_mut(index).ok_or_else(|| {
+            Error::Invalid(format!(
+                "the reader returned a row of stream {index}, which the schema lacks"
+            ))
+        })?;
+        batcher.push(&frame)?;
+        if batcher.is_full() {
+            writer.write_batch(index, &batcher.finish_batch()?)?;
+        }
+        total_rows += 1;
+        if total_rows.is_multiple_of(PROGRESS_EVERY) {
+            let (done, total) = reader.progress();
+            progress(done, total);
+        }
+    }
+    for (index, batcher) in batchers.iter_mut().enumerate() {
+        if !batcher.is_empty() {
+            writer.write_batch(index, &batcher.finish_batch()?)?;
+        }
+    }
+    let outputs = schema
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StreamOutput {
+            stream: s.name.clone(),
+            path: path.to_path_buf(),
+            rows: writer.rows(i).unwrap_or(0),
+        })
+        .collect();
+    writer.finish()?;
+    let (done, total) = reader.progress();
+    progress(done, total);
+    Ok(ExportReport { outputs })
+}

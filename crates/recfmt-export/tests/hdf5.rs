@@ -632,3 +632,20 @@ fn uncompressed_and_mismatched_chunk_sizes_read_back() {
         [-3, -2, -1, 0, 1, 2, 3]
     );
 }
+
+#[test]
+fn a_file_without_streams_holds_the_root_attributes() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Hdf5Writer>();
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.h5");
+    let writer =
+        Hdf5Writer::create(&path, &Header::default(), &[], &Hdf5Options::default()).unwrap();
+    writer.finish().unwrap();
+    let file = File::open(&path).unwrap();
+    assert!(file.root().groups().unwrap().is_empty());
+    let root = attrs_as_strings(file.root().attrs().unwrap());
+    assert_eq!(root["recfmt.format"], "");
+    assert!(!root.contains_key("recfmt.time_system"));
+}

@@ -38,7 +38,7 @@ impl RecordHeader {
 
 /// One record with its raw payload, whatever its type: the faithful low-level unit.
 ///
-/// Decoding into named fields is a separate step ([`crate::LayoutTable::decode`]), so unknown
+/// Decoding into named fields is a separate step ([`crate::RecordLayout::decode_into`]), so unknown
 /// types are kept byte for byte.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Record {

@@ -9,6 +9,7 @@
 //! | USVLOG (`timeseries.bin` + `meta.json`) | `usvlog` | [`recfmt_tlv`] |
 //! | CARLA recorder log | `carla` | [`recfmt_carla`] |
 //! | FlightGear flight recorder tape | `fgtape` | [`recfmt_fgtape`] |
+//! | ICAREC recording directory (Icarus) | `icarec` | [`recfmt_icarec`] |
 //!
 //! ```
 //! let registry = recfmt::default_registry();
@@ -25,6 +26,8 @@ pub use recfmt_core as core;
 pub use recfmt_export as export;
 #[cfg(feature = "fgtape")]
 pub use recfmt_fgtape as fgtape;
+#[cfg(feature = "icarec")]
+pub use recfmt_icarec as icarec;
 #[cfg(feature = "usvlog")]
 pub use recfmt_tlv as tlv;
 
@@ -41,6 +44,8 @@ pub fn default_registry() -> &'static Registry {
         registry.register(&recfmt_carla::FORMAT);
         #[cfg(feature = "fgtape")]
         registry.register(&recfmt_fgtape::FORMAT);
+        #[cfg(feature = "icarec")]
+        registry.register(&recfmt_icarec::FORMAT);
         registry
     });
     &REGISTRY
@@ -93,6 +98,11 @@ pub fn copy_faithfully(
             let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
             let out = tape.write_gzip(out).in_file(target)?;
             out.commit().in_file(target)?;
+            Ok(Some(()))
+        }
+        #[cfg(feature = "icarec")]
+        "icarec" => {
+            recfmt_icarec::copy_recording(source, target, &Default::default()).in_file(source)?;
             Ok(Some(()))
         }
         _ => {

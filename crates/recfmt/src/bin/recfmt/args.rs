@@ -72,6 +72,10 @@ pub struct CatArgs {
     /// Output style.
     #[arg(long, value_enum, default_value_t = CatOutput::Text)]
     pub output: CatOutput,
+    /// Print the state at this time instead of rows: every signal's value at the last frame
+    /// with time <= T, found by binary search (ICAREC recordings).
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub at: Option<f64>,
 }
 
 /// How `cat` prints rows.
@@ -145,6 +149,10 @@ pub struct ConvertArgs {
     /// Add an absolute time column in this system (needs a recording with an epoch).
     #[arg(long, value_enum, value_name = "SYSTEM")]
     pub time_column: Option<TimeColumn>,
+    /// HDF5: bytes per fixed-width string value (longer values are an error, never cut).
+    /// Default: the longest text in the recording, found by a first pass.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    pub string_width: Option<u32>,
     /// Inputs converted at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -161,6 +169,8 @@ pub enum ConvertTo {
     Arrow,
     /// Newline-delimited JSON, one file per stream.
     Ndjson,
+    /// HDF5, one file (`-o FILE.h5`): a group per stream, a dataset per column.
+    Hdf5,
     /// A USVLOG session folder (`-o` names the folder).
     Usvlog,
     /// An ICAREC recording directory.
@@ -221,6 +231,10 @@ pub enum Compression {
 pub struct ValidateArgs {
     /// A recording file or directory.
     pub path: PathBuf,
+    /// Also check the recording against this current schema (ICAREC `schema.json`): same
+    /// version, additive changes, removed signals, type changes, minimum versions.
+    #[arg(long, value_name = "SCHEMA")]
+    pub against: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

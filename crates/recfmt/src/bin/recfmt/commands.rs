@@ -200,8 +200,57 @@ fn text_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
     }
 }
 
+/// `recfmt cat --at T`: the state of every signal at time `t`.
+fn cat_at(global: &GlobalArgs, args: &CatArgs, t: f64) -> Result<Outcome> {
+    let format = match &global.format {
+        Some(f) => f.clone(),
+        None => recfmt::default_registry()
+            .detect_path(&args.path)?
+            .info
+            .id
+            .to_string(),
+    };
+    if format != "icarec" {
+        anyhow::bail!(
+            "--at needs a format with random access to frames (icarec); this is {format}"
+        );
+    }
+    let options = recfmt_icarec::OpenOptions {
+        verify: global.strict,
+        ..Default::default()
+    };
+    let dir = recfmt_icarec::IcarecDir::open(&args.path, &options)?;
+    let state = dir
+        .state_at(t)?
+        .with_context(|| format!("no frame at or before t = {t} s in {}", args.path.display()))?;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match args.output {
+        CatOutput::Text => {
+            writeln!(out, "t = {} (frame {})", state.t, state.frame)?;
+            for (name, value) in &state.values {
+                writeln!(out, "{name} = {value}")?;
+            }
+        }
+        CatOutput::Ndjson => {
+            let values: serde_json::Map<String, serde_json::Value> = state
+                .values
+                .iter()
+                .map(|(n, v)| (n.clone(), serde_json::Value::String(v.to_string())))
+                .collect();
+            let doc = json!({"t": state.t, "frame": state.frame, "values": values});
+            writeln!(out, "{doc}")?;
+        }
+    }
+    out.flush()?;
+    Ok(outcome(dir.integrity()))
+}
+
 /// `recfmt cat`.
 pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
+    if let Some(t) = args.at {
+        return cat_at(global, args, t);
+    }
     let mut reader = open(global, &args.path)?;
     let schema = reader.schema().clone();
     let mut wanted = vec![args.streams.is_empty(); schema.streams.len()];
@@ -262,6 +311,13 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
             ));
         }
     }
+    let compatibility = match &args.against {
+        Some(schema) => Some(compatibility(&args.path, schema)?),
+        None => None,
+    };
+    if let Some(report) = &compatibility {
+        problems.extend(report.errors().map(ToString::to_string));
+    }
     let integrity = reader.integrity();
     let valid = !integrity.lost_data() && problems.is_empty();
     let stdout = std::io::stdout();
@@ -275,6 +331,9 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
             "rows": stats.rows(),
             "problems": problems,
             "integrity": integrity_json(integrity),
+            "compatibility": compatibility
+                .as_ref()
+                .and_then(|r| serde_json::from_str::<serde_json::Value>(&r.to_json()).ok()),
         });
         serde_json::to_writer_pretty(&mut out, &doc)?;
         writeln!(out)?;
@@ -291,9 +350,27 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
             writeln!(out, "problem: {p}")?;
         }
         print_integrity(&mut out, integrity)?;
+        if let Some(report) = &compatibility {
+            write!(out, "{report}")?;
+        }
     }
     out.flush()?;
+    if compatibility.as_ref().is_some_and(|r| !r.compatible) {
+        anyhow::bail!(
+            "{} is not compatible with {}",
+            args.path.display(),
+            args.against.as_deref().unwrap_or(Path::new("")).display()
+        );
+    }
     Ok(outcome(integrity))
+}
+
+/// Checks an ICAREC recording against a current `schema.json`.
+fn compatibility(recording: &Path, schema: &Path) -> Result<recfmt_icarec::CompatReport> {
+    let dir = recfmt_icarec::IcarecDir::open(recording, &Default::default())?;
+    let text = std::fs::read(schema).with_context(|| format!("reading {}", schema.display()))?;
+    let (current, _) = recfmt_icarec::Schema::parse(&text, schema, &Default::default())?;
+    Ok(dir.validate_against(current.doc()))
 }
 
 /// `recfmt formats`.

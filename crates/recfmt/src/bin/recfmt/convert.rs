@@ -158,6 +158,27 @@ fn convert_one(
     };
     let mut reader: Box<dyn RecordingReader> = open_selected()?;
     let mut notes = Vec::new();
+
+    if let Some(rule) = &args.merge {
+        let alignment = Alignment::parse(rule)?;
+        if alignment == Alignment::Union {
+            let counts = recfmt_export::count_rows(reader.as_mut())?;
+            let estimate: u64 = counts.iter().sum();
+            if args.max_rows.is_some_and(|max| estimate > max) {
+                bail!(
+                    "a union of timestamps could reach {estimate} rows, more than --max-rows; use --merge asof:STREAM or raster:STEP"
+                );
+            }
+            if estimate > UNION_WARN_ROWS {
+                notes.push(format!(
+                    "warning: the union of timestamps can reach {estimate} rows (the sum of all streams); --merge asof:STREAM or raster:STEP keeps it smaller"
+                ));
+            }
+        }
+        let mut open_fn = open_selected;
+        reader = Box::new(MergedReader::new(&mut open_fn, alignment)?);
+    }
+
     if let Some(format) = args.to.recording_format() {
         return convert_to_recording(args, input, output, format, reader, notes);
     }
@@ -167,6 +188,8 @@ fn convert_one(
         ConvertTo::Csv => TableFormat::Csv,
         ConvertTo::Arrow => TableFormat::Arrow,
         ConvertTo::Ndjson => TableFormat::Ndjson,
+        // HDF5 is written by its own writer below; the table options still apply.
+        ConvertTo::Hdf5 => TableFormat::Parquet,
         other => bail!("--to {other:?} is not a table format"),
     });
     options.batch_rows = usize::try_from(args.batch_rows).unwrap_or(usize::MAX);
@@ -197,38 +220,47 @@ fn convert_one(
         meta.insert("recfmt.time_range".into(), range.to_string());
     }
 
-    if let Some(rule) = &args.merge {
-        let alignment = Alignment::parse(rule)?;
-        if alignment == Alignment::Union {
-            let counts = recfmt_export::count_rows(reader.as_mut())?;
-            let estimate: u64 = counts.iter().sum();
-            if args.max_rows.is_some_and(|max| estimate > max) {
-                bail!(
-                    "a union of timestamps could reach {estimate} rows, more than --max-rows; use --merge asof:STREAM or raster:STEP"
-                );
-            }
-            if estimate > UNION_WARN_ROWS {
-                notes.push(format!(
-                    "warning: the union of timestamps can reach {estimate} rows (the sum of all streams); --merge asof:STREAM or raster:STEP keeps it smaller"
-                ));
-            }
-        }
-        let mut open_fn = open_selected;
-        reader = Box::new(MergedReader::new(&mut open_fn, alignment)?);
-    }
-
     let bar = progress_bar(reader.progress().1);
-    let report =
-        recfmt_export::export_tables(reader.as_mut(), output, &options, &mut |done, total| {
-            if let Some(total) = total {
-                bar.set_length(total);
-            }
-            bar.set_position(done);
-        })
-        .with_context(|| format!("converting {} into {}", input.display(), output.display()))?;
+    let mut on_progress = |done, total: Option<u64>| {
+        if let Some(total) = total {
+            bar.set_length(total);
+        }
+        bar.set_position(done);
+    };
+    let report = if args.to == ConvertTo::Hdf5 {
+        for o in recfmt_export::hdf5::omitted_columns(&reader.schema().streams) {
+            notes.push(format!(
+                "note: HDF5 has no column for {}.{} ({}); it is listed in the group's recfmt.omitted_columns",
+                o.stream, o.signal, o.reason
+            ));
+        }
+        let string_width = match args.string_width {
+            Some(width) => width,
+            None => longest_text(global, args, input)?,
+        };
+        let hdf5 = recfmt_export::hdf5::Hdf5Options {
+            string_width,
+            metadata: options.metadata.clone(),
+            skip_omitted_values: true,
+            ..Default::default()
+        };
+        recfmt_export::export_hdf5(reader.as_mut(), output, &hdf5, options.batch_rows, &mut on_progress)
+    } else {
+        recfmt_export::export_tables(reader.as_mut(), output, &options, &mut on_progress)
+    }
+    .with_context(|| format!("converting {} into {}", input.display(), output.display()))?;
     bar.finish_and_clear();
-    for o in &report.outputs {
-        notes.push(format!("wrote {} ({} rows)", o.path.display(), o.rows));
+    if args.to == ConvertTo::Hdf5 {
+        let rows: u64 = report.outputs.iter().map(|o| o.rows).sum();
+        notes.push(format!(
+            "wrote {} ({} streams, {rows} rows)",
+            output.display(),
+            report.outputs.len()
+        ));
+    } else {
+        for o in &report.outputs {
+            notes.push(format!("wrote {} ({} rows)", o.path.display(), o.rows));
+        }
     }
     if report.outputs.is_empty() {
         notes.push(format!(
@@ -237,6 +269,40 @@ fn convert_one(
         ));
     }
     Ok((outcome(reader.integrity()), notes)).inspect(|_| report_loss(reader.integrity()))
+}
+
+/// The byte length of the longest text value the conversion will write (at least 1), read in a
+/// first streaming pass, so HDF5's fixed-width strings fit without cutting anything.
+fn longest_text(global: &GlobalArgs, args: &ConvertArgs, input: &Path) -> Result<u32> {
+    let pipeline = pipeline(args)?;
+    let reader = open(global, input)?;
+    let mut reader = SelectedReader::new(reader, &pipeline)?;
+    let texts: Vec<Vec<usize>> = reader
+        .schema()
+        .streams
+        .iter()
+        .map(|s| {
+            s.signals
+                .iter()
+                .enumerate()
+                .filter(|(_, sig)| sig.dtype == recfmt_core::DType::Str)
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect();
+    if texts.iter().all(Vec::is_empty) {
+        return Ok(1);
+    }
+    let mut longest = 1usize;
+    let mut frame = recfmt_core::FrameBuf::default();
+    while reader.read_frame(&mut frame)? {
+        for &i in &texts[frame.stream] {
+            if let Some(recfmt_core::Value::Str(text)) = frame.values.get(i) {
+                longest = longest.max(text.len());
+            }
+        }
+    }
+    u32::try_from(longest).context("a text value longer than 4 GiB")
 }
 
 /// True when the command changes nothing about the rows (no selection, range, merge, upcast or
@@ -264,9 +330,6 @@ fn convert_to_recording(
     mut reader: Box<dyn RecordingReader>,
     mut notes: Vec<String>,
 ) -> Result<(Outcome, Vec<String>)> {
-    if args.merge.is_some() {
-        bail!("--merge makes tables; it cannot be combined with --to {format}");
-    }
     if is_plain(args)
         && reader.header().format == format
         && recfmt::copy_faithfully(format, input, output)?.is_some()
@@ -289,9 +352,17 @@ fn convert_to_recording(
         )
     })?;
     let mut writer = create(output)?;
+    let streams = reader.schema().streams.len();
     writer
         .write_header(reader.header(), reader.schema())
-        .with_context(|| format!("converting {} to {format}", input.display()))?;
+        .with_context(|| {
+            let hint = if streams > 1 {
+                "\n  hint: keep one stream with --stream NAME, or merge them into one with --merge asof:STREAM"
+            } else {
+                ""
+            };
+            format!("converting {} to {format}{hint}", input.display())
+        })?;
     let mut frame = recfmt_core::FrameBuf::default();
     let mut rows = 0u64;
     while reader.read_frame(&mut frame)? {
@@ -322,7 +393,11 @@ pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "input".into());
-        let target = args.output.join(name);
+        let target = if args.to == ConvertTo::Hdf5 {
+            args.output.join(format!("{name}.h5"))
+        } else {
+            args.output.join(name)
+        };
         if targets.contains(&target) {
             bail!(
                 "two inputs would both write {}: convert them separately",

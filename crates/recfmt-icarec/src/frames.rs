@@ -1,0 +1,413 @@
+//! `dynamic_signals.bin`: fixed-stride frames of `f64 t` plus the dynamic payload, read in
+//! order ([`FrameReader`]) or by time ([`FrameIndex`], [`state_at`]).
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use recfmt_core::Integrity;
+
+use crate::error::{Error, Result};
+use crate::schema::{Lifecycle, Schema};
+use crate::types::{SignalValue, f64_at};
+
+/// File name of the frames inside a recording directory.
+pub const DYNAMIC_FILE: &str = "dynamic_signals.bin";
+/// File name of the static block inside a recording directory.
+pub const STATIC_FILE: &str = "static_signals.bin";
+
+/// One frame as stored: its time and its dynamic payload bytes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawFrame {
+    /// Frame time, f64 seconds.
+    pub t: f64,
+    /// The dynamic payload (`D` bytes).
+    pub payload: Vec<u8>,
+    /// Index of the frame in the file.
+    pub index: u64,
+}
+
+/// Reads frames in file order. A torn last frame ends the stream: it is reported through
+/// [`Integrity::truncate`] (every complete frame is kept) and its bytes stay available in
+/// [`FrameReader::torn_tail`] so a copy can reproduce the file exactly.
+#[derive(Debug)]
+pub struct FrameReader<R> {
+    src: R,
+    path: PathBuf,
+    stride: usize,
+    buf: Vec<u8>,
+    position: u64,
+    frames: u64,
+    integrity: Integrity,
+    strict: bool,
+    last_t: Option<f64>,
+    torn: Vec<u8>,
+    done: bool,
+}
+
+impl<R: Read> FrameReader<R> {
+    /// Reads frames of `stride` bytes (`8 + D`) from `src`; errors name `path`.
+    pub fn new(src: R, stride: usize, path: impl Into<PathBuf>, strict: bool) -> Self {
+        FrameReader {
+            src,
+            path: path.into(),
+            stride: stride.max(8),
+            buf: Vec::new(),
+            position: 0,
+            frames: 0,
+            integrity: Integrity::default(),
+            strict,
+            last_t: None,
+            torn: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Fills `frame` with the next complete frame; `Ok(false)` at the end (or at a torn tail).
+    pub fn read_frame(&mut self, frame: &mut RawFrame) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        // Grows with the data actually present, so a corrupt schema declaring a huge frame
+        // cannot make a small file allocate the whole stride.
+        self.buf.clear();
+        let got = (&mut self.src)
+            .take(self.stride as u64)
+            .read_to_end(&mut self.buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if got < self.stride {
+            self.done = true;
+            if got == 0 {
+                return Ok(false);
+            }
+            let expected = format!(
+                "a complete frame of {} bytes (8-byte time + {}-byte payload), the file ends after {got}",
+                self.stride,
+                self.stride - 8
+            );
+            if self.strict {
+                return Err(Error::malformed(&self.path, self.position, expected));
+            }
+            self.integrity.truncate(self.position, got as u64);
+            self.integrity.warn(format!(
+                "{}: at byte {}: torn last frame: expected {expected}; {} complete frames kept, {got} bytes dropped",
+                self.path.display(),
+                self.position,
+                self.frames
+            ));
+            self.torn.clear();
+            self.torn.extend_from_slice(&self.buf[..got]);
+            return Ok(false);
+        }
+        let t = f64_at(&self.buf, 0);
+        if let Some(last) = self.last_t
+            && t.partial_cmp(&last)
+                .is_none_or(|o| o == std::cmp::Ordering::Less)
+        {
+            let what = format!(
+                "{}: at byte {}: time {t} of frame {} is before {last} (time must be non-decreasing)",
+                self.path.display(),
+                self.position,
+                self.frames
+            );
+            if self.strict {
+                return Err(Error::malformed(
+                    &self.path,
+                    self.position,
+                    format!("a time >= {last} (non-decreasing), found {t}"),
+                ));
+            }
+            self.integrity.warn(what);
+        } else if !t.is_finite() {
+            self.integrity.warn(format!(
+                "{}: at byte {}: frame {} has a non-finite time {t}",
+                self.path.display(),
+                self.position,
+                self.frames
+            ));
+        }
+        if t.is_finite() {
+            self.last_t = Some(self.last_t.map_or(t, |l| l.max(t)));
+        }
+        frame.t = t;
+        frame.index = self.frames;
+        frame.payload.clear();
+        frame.payload.extend_from_slice(&self.buf[8..]);
+        self.position += self.stride as u64;
+        self.frames += 1;
+        Ok(true)
+    }
+
+    /// The bytes of a torn last frame (empty unless the file ended inside a frame).
+    pub fn torn_tail(&self) -> &[u8] {
+        &self.torn
+    }
+
+    /// What was lost or odd so far.
+    pub fn integrity(&self) -> &Integrity {
+        &self.integrity
+    }
+
+    /// Mutable access, for adapters that add their own warnings.
+    pub fn integrity_mut(&mut self) -> &mut Integrity {
+        &mut self.integrity
+    }
+
+    /// Bytes consumed.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Complete frames read.
+    pub fn frames_read(&self) -> u64 {
+        self.frames
+    }
+}
+
+/// Random access to frames by index and by time, reading only what it needs.
+///
+/// Time lookups binary-search the frame times (8 bytes per probe), so they cost
+/// `O(log N)` small reads and assume the times are non-decreasing, as the format requires.
+#[derive(Debug)]
+pub struct FrameIndex<R> {
+    src: R,
+    stride: u64,
+    frames: u64,
+    tail: u64,
+}
+
+impl<R: Read + Seek> FrameIndex<R> {
+    /// Indexes `src`, a `dynamic_signals.bin` with frames of `stride` bytes.
+    pub fn new(mut src: R, stride: usize) -> io::Result<Self> {
+        let len = src.seek(SeekFrom::End(0))?;
+        let stride = stride.max(8) as u64;
+        Ok(FrameIndex {
+            src,
+            stride,
+            frames: len / stride,
+            tail: len % stride,
+        })
+    }
+
+    /// Number of complete frames.
+    pub fn len(&self) -> u64 {
+        self.frames
+    }
+
+    /// True when there is no complete frame.
+    pub fn is_empty(&self) -> bool {
+        self.frames == 0
+    }
+
+    /// Bytes of a torn last frame.
+    pub fn torn_bytes(&self) -> u64 {
+        self.tail
+    }
+
+    /// Time of frame `i`.
+    pub fn time_at(&mut self, i: u64) -> io::Result<f64> {
+        let mut t = [0u8; 8];
+        self.src.seek(SeekFrom::Start(i * self.stride))?;
+        self.src.read_exact(&mut t)?;
+        Ok(f64::from_le_bytes(t))
+    }
+
+    /// Reads frame `i` into `frame`.
+    pub fn read(&mut self, i: u64, frame: &mut RawFrame) -> io::Result<()> {
+        if i >= self.frames {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("frame {i} of {}", self.frames),
+            ));
+        }
+        self.src.seek(SeekFrom::Start(i * self.stride))?;
+        let mut t = [0u8; 8];
+        self.src.read_exact(&mut t)?;
+        frame.t = f64::from_le_bytes(t);
+        frame.index = i;
+        frame.payload.resize((self.stride - 8) as usize, 0);
+        self.src.read_exact(&mut frame.payload)
+    }
+
+    /// Index of the last frame whose time is `<= t`, `None` when every frame is later (or `t`
+    /// is NaN).
+    pub fn find(&mut self, t: f64) -> io::Result<Option<u64>> {
+        if t.is_nan() {
+            return Ok(None);
+        }
+        // Partition point: the first frame with time > t.
+        let (mut lo, mut hi) = (0u64, self.frames);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.time_at(mid)? <= t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo.checked_sub(1))
+    }
+
+    /// Gives the source back.
+    pub fn into_inner(self) -> R {
+        self.src
+    }
+}
+
+/// The value of every signal at one instant: statics and the dynamic values of one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    /// Time of the frame the dynamic values come from.
+    pub t: f64,
+    /// Index of that frame.
+    pub frame: u64,
+    /// Every signal (static and dynamic, schema order; opaque ones left out) with its value.
+    pub values: Vec<(String, SignalValue)>,
+}
+
+impl State {
+    /// The value of a signal, or of one expanded column (`Vehicle.Nav.position.x`, returned as
+    /// a [`SignalValue::Double`]).
+    ///
+    /// ```
+    /// use recfmt_icarec::{SignalValue, State};
+    /// let s = State { t: 1.0, frame: 0, values: vec![("p".into(), SignalValue::Vec3([1.0, 2.0, 3.0]))] };
+    /// assert_eq!(s.get("p"), Some(SignalValue::Vec3([1.0, 2.0, 3.0])));
+    /// assert_eq!(s.get("p.y"), Some(SignalValue::Double(2.0)));
+    /// assert_eq!(s.get("p.w"), None);
+    /// ```
+    pub fn get(&self, name: &str) -> Option<SignalValue> {
+        if let Some((_, v)) = self.values.iter().find(|(n, _)| n == name) {
+            return Some(*v);
+        }
+        let (base, suffix) = name.rsplit_once('.')?;
+        let (_, v) = self.values.iter().find(|(n, _)| n == base)?;
+        let i = v
+            .signal_type()
+            .components()
+            .iter()
+            .position(|c| *c == suffix)?;
+        v.elements().nth(i).map(SignalValue::Double)
+    }
+}
+
+/// Decodes every signal (schema order, opaque ones left out) from the static block and one
+/// dynamic payload.
+pub(crate) fn decode_signals(
+    schema: &Schema,
+    statics: &[u8],
+    payload: &[u8],
+    out: &mut Vec<(String, SignalValue)>,
+) {
+    for p in &schema.layout().placed {
+        let bytes = match p.lifecycle {
+            Lifecycle::Static => statics,
+            Lifecycle::Dynamic => payload,
+        };
+        if let Some((v, _)) = p.ty.decode(p.slot(bytes)) {
+            out.push((schema.spec(p).name.clone(), v));
+        }
+    }
+}
+
+/// The state at time `t`: every static signal plus the dynamic signals of the last frame with
+/// time `<= t`, found by binary search over `dynamic` (a `dynamic_signals.bin`). Reads
+/// `O(log N)` times of 8 bytes and one frame, never the whole file. `None` when `t` is before
+/// the first frame.
+pub fn state_at<R: Read + Seek>(
+    schema: &Schema,
+    statics: &[u8],
+    dynamic: R,
+    t: f64,
+    path: &Path,
+) -> Result<Option<State>> {
+    let mut index =
+        FrameIndex::new(dynamic, schema.layout().stride()).map_err(|e| Error::io(path, e))?;
+    let Some(i) = index.find(t).map_err(|e| Error::io(path, e))? else {
+        return Ok(None);
+    };
+    let mut frame = RawFrame::default();
+    index.read(i, &mut frame).map_err(|e| Error::io(path, e))?;
+    let mut values = Vec::with_capacity(schema.layout().placed.len());
+    decode_signals(schema, statics, &frame.payload, &mut values);
+    Ok(Some(State {
+        t: frame.t,
+        frame: i,
+        values,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(times: &[f64], payload: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, t) in times.iter().enumerate() {
+            out.extend(t.to_le_bytes());
+            out.extend(std::iter::repeat_n(i as u8, payload));
+        }
+        out
+    }
+
+    #[test]
+    fn a_torn_tail_keeps_every_complete_frame() {
+        let mut bytes = frames(&[0.0, 0.5, 1.0], 8);
+        bytes.extend([1, 2, 3]);
+        let mut r = FrameReader::new(&bytes[..], 16, "dynamic_signals.bin", false);
+        let mut f = RawFrame::default();
+        let mut n = 0;
+        while r.read_frame(&mut f).unwrap() {
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        assert_eq!(r.integrity().truncated_at, Some(48));
+        assert_eq!(r.integrity().bytes_lost, 3);
+        assert_eq!(r.torn_tail(), [1, 2, 3]);
+        assert!(r.integrity().warnings[0].contains("at byte 48"));
+
+        let mut strict = FrameReader::new(&bytes[..], 16, "dynamic_signals.bin", true);
+        let err = loop {
+            match strict.read_frame(&mut f) {
+                Ok(true) => {}
+                Ok(false) => panic!("strict mode must fail"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(
+            err.to_string(),
+            "dynamic_signals.bin: at byte 48: expected a complete frame of 16 bytes (8-byte time + 8-byte payload), the file ends after 3"
+        );
+    }
+
+    #[test]
+    fn decreasing_time_warns_or_fails_in_strict_mode() {
+        let bytes = frames(&[0.0, 1.0, 0.5], 0);
+        let mut r = FrameReader::new(&bytes[..], 8, "d", false);
+        let mut f = RawFrame::default();
+        while r.read_frame(&mut f).unwrap() {}
+        assert_eq!(r.integrity().warnings.len(), 1);
+        assert!(r.integrity().warnings[0].contains("non-decreasing"));
+        let mut strict = FrameReader::new(&bytes[..], 8, "d", true);
+        assert!(strict.read_frame(&mut f).unwrap());
+        assert!(strict.read_frame(&mut f).unwrap());
+        assert!(strict.read_frame(&mut f).is_err());
+    }
+
+    #[test]
+    fn find_returns_the_last_frame_at_or_before_t() {
+        let bytes = frames(&[0.0, 0.1, 0.1, 0.2, 0.5], 4);
+        let mut idx = FrameIndex::new(std::io::Cursor::new(bytes), 12).unwrap();
+        assert_eq!(idx.len(), 5);
+        assert_eq!(idx.find(-1.0).unwrap(), None);
+        assert_eq!(idx.find(0.0).unwrap(), Some(0));
+        assert_eq!(idx.find(0.1).unwrap(), Some(2));
+        assert_eq!(idx.find(0.15).unwrap(), Some(2));
+        assert_eq!(idx.find(0.5).unwrap(), Some(4));
+        assert_eq!(idx.find(99.0).unwrap(), Some(4));
+        assert_eq!(idx.find(f64::NAN).unwrap(), None);
+        let mut f = RawFrame::default();
+        idx.read(3, &mut f).unwrap();
+        assert_eq!((f.t, f.payload.as_slice()), (0.2, &[3u8; 4][..]));
+        assert!(idx.read(5, &mut f).is_err());
+    }
+}
