@@ -414,3 +414,100 @@ fn icarec_cat_at_prints_the_state_at_a_time() {
     ]);
     assert_eq!(usv.status.code(), Some(1));
 }
+
+#[test]
+fn several_inputs_convert_in_parallel_one_output_each() {
+    let out = tempfile::tempdir().unwrap();
+    let a = fixture("usvlog/all_types");
+    let b = fixture("icarec/all_types.icarec");
+    let o = recfmt(&[
+        "convert",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--to",
+        "csv",
+        "-o",
+        out.path().to_str().unwrap(),
+        "-j",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(list_files(out.path()), ["all_types", "all_types.icarec"]);
+    assert_eq!(
+        list_files(&out.path().join("all_types.icarec")),
+        ["dynamic.csv", "static.csv"]
+    );
+    assert_eq!(list_files(&out.path().join("all_types")).len(), 14);
+
+    // A glob the shell did not expand: every match converts; the torn one makes the exit 3.
+    let out2 = tempfile::tempdir().unwrap();
+    let pattern = format!("{}/*.icarec", fixture("icarec").display());
+    let o = recfmt(&[
+        "convert",
+        &pattern,
+        "--to",
+        "hdf5",
+        "-o",
+        out2.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(
+        list_files(out2.path()),
+        [
+            "all_types.icarec.h5",
+            "empty_static.icarec.h5",
+            "torn.icarec.h5"
+        ]
+    );
+}
+
+#[test]
+fn time_range_and_absolute_time_column_from_the_command_line() {
+    let out = tempfile::tempdir().unwrap();
+    let rec = fixture("icarec/all_types.icarec");
+    let o = recfmt(&[
+        "convert",
+        rec.to_str().unwrap(),
+        "--to",
+        "ndjson",
+        "-o",
+        out.path().to_str().unwrap(),
+        "--stream",
+        "dynamic",
+        "--signal",
+        "Vehicle.Nav.position",
+        "--start",
+        "+0.5s",
+        "--end",
+        "2026-02-16T12:00:01Z",
+        "--time-column",
+        "tai",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.path().join("dynamic.ndjson")).unwrap();
+    let rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Frames every 1/64 s: [0.5, 1.0) holds 32 of them.
+    assert_eq!(rows.len(), 32);
+    assert_eq!(rows[0]["t"], 0.5);
+    // Columns in schema order: the time column, the composite's members, the TAI column.
+    let first = text.lines().next().unwrap();
+    let order: Vec<usize> = [
+        "\"t\":",
+        "\"Vehicle.Nav.position.x\":",
+        "\"Vehicle.Nav.position.z\":",
+        "\"t_tai\":",
+    ]
+    .iter()
+    .map(|k| first.find(k).unwrap())
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{first}");
+    assert_eq!(rows[0].as_object().unwrap().len(), 5, "{first}");
+    // 2026-02-16T12:00:00.5 UTC + 37 s = TAI, in ns since 1970.
+    assert_eq!(
+        rows[0]["t_tai"],
+        1_771_243_200_500_000_000i64 + 37_000_000_000
+    );
+}

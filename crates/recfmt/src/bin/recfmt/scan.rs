@@ -14,10 +14,12 @@ pub struct StreamStats {
 }
 
 impl StreamStats {
-    /// Mean rate in rows per second over the stream's own time span.
+    /// Mean rate in rows per second over the stream's own time span, rounded to 1e-9 Hz so
+    /// that 199 rows over 1.99 s read as 100 Hz, not 99.99999999999999.
     pub fn rate_hz(&self) -> Option<f64> {
         let (start, end) = (self.start?, self.end?);
-        (self.rows > 1 && end > start).then(|| (self.rows - 1) as f64 / (end - start))
+        (self.rows > 1 && end > start)
+            .then(|| ((self.rows - 1) as f64 / (end - start) * 1e9).round() / 1e9)
     }
 }
 
