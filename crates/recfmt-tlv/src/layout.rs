@@ -41,6 +41,46 @@ impl FieldLayout {
     }
 }
 
+/// A layout with every field's offset precomputed, for decoding a record in one pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledLayout {
+    /// Payload size in bytes.
+    pub size: usize,
+    /// `(offset, dtype, count)` of each value field, in order.
+    fields: Vec<(usize, DType, usize)>,
+}
+
+impl CompiledLayout {
+    /// Number of value fields.
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// True when the layout has no value fields.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Decodes `payload` (at least [`CompiledLayout::size`] bytes) into `out`, one value per
+    /// value field, reusing `out`'s allocations. Returns false when the payload is too short.
+    #[inline]
+    pub fn decode_into(&self, payload: &[u8], out: &mut [Value]) -> bool {
+        if payload.len() < self.size || out.len() < self.fields.len() {
+            return false;
+        }
+        for (&(offset, dtype, count), value) in self.fields.iter().zip(out.iter_mut()) {
+            let width = dtype.size().unwrap_or(1);
+            let bytes = &payload[offset..offset + width * count];
+            if count == 1 {
+                *value = decode_scalar(dtype, bytes);
+            } else {
+                decode_array(dtype, bytes, value);
+            }
+        }
+        true
+    }
+}
+
 /// How one record type's payload is laid out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordLayout {
@@ -81,6 +121,22 @@ impl RecordLayout {
                 s
             })
             .collect()
+    }
+
+    /// Precomputes field offsets (see [`CompiledLayout`]).
+    pub fn compile(&self) -> CompiledLayout {
+        let mut fields = Vec::new();
+        let mut offset = 0;
+        for f in &self.fields {
+            if let FieldType::Value(dtype) = f.ty {
+                fields.push((offset, dtype, f.count));
+            }
+            offset += f.size();
+        }
+        CompiledLayout {
+            size: offset,
+            fields,
+        }
     }
 
     /// Decodes `payload` into `out` (one value per value field), reusing `out`'s allocations.
@@ -168,6 +224,7 @@ fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
     out
 }
 
+#[inline]
 fn decode_scalar(dtype: DType, b: &[u8]) -> Value {
     match dtype {
         DType::Bool => Value::Bool(b[0] != 0),

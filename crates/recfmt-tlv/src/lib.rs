@@ -73,12 +73,12 @@ mod writer;
 pub use error::{Error, Result};
 pub use header::{FileHeader, HEADER_LEN, LITTLE_ENDIAN, MAGIC};
 pub use layout::{
-    CatalogEntry, FieldLayout, FieldType, LayoutTable, RecordLayout, builtin_layouts,
-    parse_layouts, read_layout_file,
+    CatalogEntry, CompiledLayout, FieldLayout, FieldType, LayoutTable, RecordLayout,
+    builtin_layouts, parse_layouts, read_layout_file,
 };
 pub use meta::Meta;
 pub use probe::{FORMAT, score, score_dir};
-pub use record::{RECORD_HEADER_LEN, Record, RecordHeader};
+pub use record::{RECORD_HEADER_LEN, Record, RecordHeader, RecordRef};
 pub use recording::{EVENTS_STREAM, INFO, SessionPaths, UNKNOWN_STREAM, UsvlogRecording};
 pub use writer::{UsvlogRecordingWriter, copy_session};
 

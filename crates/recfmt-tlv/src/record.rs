@@ -62,3 +62,16 @@ impl Record {
         }
     }
 }
+
+/// A record borrowed from the reader's buffer: no copy of the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Time in microseconds.
+    pub t_us: u64,
+    /// Record type id.
+    pub type_id: u16,
+    /// Payload bytes.
+    pub payload: &'a [u8],
+    /// Byte offset of the record header in the file.
+    pub offset: u64,
+}

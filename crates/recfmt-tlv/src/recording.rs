@@ -12,9 +12,8 @@ use recfmt_core::{
 
 use crate::error::{Error, Result};
 use crate::io::Reader;
-use crate::layout::{LayoutTable, RecordLayout, read_layout_file};
+use crate::layout::{CompiledLayout, LayoutTable, RecordLayout, read_layout_file};
 use crate::meta::Meta;
-use crate::record::Record;
 
 /// Name of the stream that keeps records of types without a layout, as raw bytes.
 pub const UNKNOWN_STREAM: &str = "REC_UNKNOWN";
@@ -61,12 +60,14 @@ pub struct UsvlogRecording<R> {
     header: Header,
     schema: Schema,
     layouts: Vec<RecordLayout>,
-    stream_of_type: HashMap<u16, usize>,
+    compiled: Vec<CompiledLayout>,
+    /// Stream index of each type id (`u32::MAX` for types without a layout): a table, because
+    /// this lookup runs for every record.
+    stream_of_type: Box<[u32]>,
     unknown_stream: usize,
     events_stream: Option<usize>,
     events: Option<std::io::Lines<BufReader<File>>>,
     events_line: u64,
-    record: Record,
     strict: bool,
     unknown_counts: BTreeMap<u16, u64>,
     long_payload_warned: HashMap<u16, ()>,
@@ -177,7 +178,7 @@ impl<R: Read> UsvlogRecording<R> {
         let time_signal = || SignalDesc::scalar("t_us", DType::U64).with_unit("us");
         let mut schema = Schema::default();
         let mut layouts = Vec::new();
-        let mut stream_of_type = HashMap::new();
+        let mut stream_of_type = vec![u32::MAX; usize::from(u16::MAX) + 1].into_boxed_slice();
         for layout in table.layouts() {
             let mut name = layout.name.clone();
             if schema.stream_index(&name).is_some() {
@@ -191,7 +192,7 @@ impl<R: Read> UsvlogRecording<R> {
             stream
                 .metadata
                 .insert("payload_bytes".into(), layout.size().to_string());
-            stream_of_type.insert(layout.type_id, schema.streams.len());
+            stream_of_type[usize::from(layout.type_id)] = schema.streams.len() as u32;
             schema.streams.push(stream);
             layouts.push(layout.clone());
         }
@@ -216,13 +217,13 @@ impl<R: Read> UsvlogRecording<R> {
             reader,
             header,
             schema,
+            compiled: layouts.iter().map(RecordLayout::compile).collect(),
             layouts,
             stream_of_type,
             unknown_stream,
             events_stream,
             events,
             events_line: 0,
-            record: Record::default(),
             strict: options.strict,
             unknown_counts: BTreeMap::new(),
             long_payload_warned: HashMap::new(),
@@ -239,54 +240,53 @@ impl<R: Read> UsvlogRecording<R> {
 
     fn next_record_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
         loop {
-            if self.reader.read_record(&mut self.record)? == 0 {
+            let Some(record) = self.reader.read_record_ref()? else {
                 return Ok(false);
-            }
-            let record = &self.record;
-            let Some(&stream) = self.stream_of_type.get(&record.type_id) else {
+            };
+            let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
+            if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
                 dst.reset(self.unknown_stream, 3);
                 dst.values[0] = Value::UInt(record.t_us);
                 dst.values[1] = Value::UInt(u64::from(record.type_id));
-                dst.values[2].set_bytes(&record.payload);
+                dst.values[2].set_bytes(record.payload);
                 return Ok(true);
-            };
-            let layout = &self.layouts[stream];
-            let expected = layout.size();
-            let found = record.payload.len();
-            if found != expected {
-                let mismatch = Error::PayloadLength {
-                    offset: record.offset,
-                    type_id: record.type_id,
-                    name: layout.name.clone(),
-                    expected,
-                    found,
-                };
-                if self.strict {
-                    return Err(mismatch);
-                }
-                if found < expected {
-                    self.reader.integrity_mut().skip_corrupt(
-                        record.offset,
-                        (found + crate::record::RECORD_HEADER_LEN) as u64,
-                        &mismatch.to_string(),
-                    );
-                    continue;
-                }
-                if self
-                    .long_payload_warned
-                    .insert(record.type_id, ())
-                    .is_none()
-                {
-                    self.reader.integrity_mut().warn(format!(
-                        "{mismatch}; extra bytes ignored (further ones not reported)"
-                    ));
+            }
+            let compiled = &self.compiled[stream];
+            let (expected, found) = (compiled.size, record.payload.len());
+            if found >= expected {
+                dst.reset(stream, compiled.len() + 1);
+                dst.values[0] = Value::UInt(record.t_us);
+                compiled.decode_into(record.payload, &mut dst.values[1..]);
+                if found == expected {
+                    return Ok(true);
                 }
             }
-            let signals = self.schema.streams[stream].signals.len();
-            dst.reset(stream, signals);
-            dst.values[0] = Value::UInt(record.t_us);
-            layout.decode_into(&record.payload, &mut dst.values[1..]);
+            // A payload length that disagrees with the layout.
+            let mismatch = Error::PayloadLength {
+                offset: record.offset,
+                type_id: record.type_id,
+                name: self.layouts[stream].name.clone(),
+                expected,
+                found,
+            };
+            if self.strict {
+                return Err(mismatch);
+            }
+            if found < expected {
+                let lost = (found + crate::record::RECORD_HEADER_LEN) as u64;
+                let offset = record.offset;
+                self.reader
+                    .integrity_mut()
+                    .skip_corrupt(offset, lost, &mismatch.to_string());
+                continue;
+            }
+            let type_id = record.type_id;
+            if self.long_payload_warned.insert(type_id, ()).is_none() {
+                self.reader.integrity_mut().warn(format!(
+                    "{mismatch}; extra bytes ignored (further ones not reported)"
+                ));
+            }
             return Ok(true);
         }
     }

@@ -7,7 +7,7 @@ use recfmt_core::Integrity;
 
 use crate::error::{Error, Result};
 use crate::header::{FileHeader, HEADER_LEN};
-use crate::record::{RECORD_HEADER_LEN, Record, RecordHeader};
+use crate::record::{RECORD_HEADER_LEN, Record, RecordHeader, RecordRef};
 
 /// Largest record on disk: a 12-byte header and a payload of at most `u16::MAX` bytes.
 const MAX_RECORD: usize = RECORD_HEADER_LEN + u16::MAX as usize;
@@ -163,46 +163,63 @@ impl<R: Read> Reader<R> {
     /// Reads the next record into `record`, reusing its payload buffer. Returns the bytes
     /// consumed, or 0 at the end of the records (a torn tail ends them too).
     pub fn read_record(&mut self, record: &mut Record) -> Result<usize> {
+        let Some(r) = self.read_record_ref()? else {
+            return Ok(0);
+        };
+        let total = RECORD_HEADER_LEN + r.payload.len();
+        record.t_us = r.t_us;
+        record.type_id = r.type_id;
+        record.offset = r.offset;
+        record.payload.clear();
+        record.payload.extend_from_slice(r.payload);
+        Ok(total)
+    }
+
+    /// Reads the next record without copying it: the payload borrows the reader's buffer until
+    /// the next call. `None` at the end of the records (a torn tail ends them too).
+    pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         let mut available = self.fill(RECORD_HEADER_LEN)?;
         if available == 0 {
-            return Ok(0);
+            return Ok(None);
         }
         if available < RECORD_HEADER_LEN {
-            return self.torn(RECORD_HEADER_LEN as u64, available);
+            self.torn(RECORD_HEADER_LEN as u64, available)?;
+            return Ok(None);
         }
         let mut header = self.peek_header();
         if self.resync.is_some() && !self.plausible(&header) {
             if !self.resync_forward()? {
-                return Ok(0);
+                return Ok(None);
             }
             header = self.peek_header();
         }
         let total = RECORD_HEADER_LEN + usize::from(header.len);
         available = self.fill(total)?;
         if available < total {
-            return self.torn(total as u64, available);
+            self.torn(total as u64, available)?;
+            return Ok(None);
         }
-        record.t_us = header.t_us;
-        record.type_id = header.type_id;
-        record.offset = self.offset;
-        record.payload.clear();
-        record
-            .payload
-            .extend_from_slice(&self.buf[self.pos + RECORD_HEADER_LEN..self.pos + total]);
-        self.consume(total);
+        let offset = self.offset;
         if let Some(last) = self.last_t
             && header.t_us < last
         {
             self.non_monotonic += 1;
             if self.non_monotonic == 1 {
                 self.integrity.warn(format!(
-                    "t_us goes backwards at byte {} ({} after {last})",
-                    record.offset, header.t_us
+                    "t_us goes backwards at byte {offset} ({} after {last})",
+                    header.t_us
                 ));
             }
         }
         self.last_t = Some(header.t_us);
-        Ok(total)
+        let start = self.pos + RECORD_HEADER_LEN;
+        self.consume(total);
+        Ok(Some(RecordRef {
+            t_us: header.t_us,
+            type_id: header.type_id,
+            payload: &self.buf[start..start + usize::from(header.len)],
+            offset,
+        }))
     }
 
     /// Ends the records at a torn tail: keeps its bytes, reports them, or fails in strict mode.
