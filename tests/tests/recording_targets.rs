@@ -113,20 +113,31 @@ fn a_recording_that_does_not_fit_is_refused_with_the_reasons_and_leaves_nothing(
     );
 }
 
+/// `recfmt convert SOURCE --to FORMAT -o TARGET`, asserting success.
+fn convert(source: &std::path::Path, format: &str, target: &std::path::Path) {
+    let o = recfmt(&[
+        "convert",
+        source.to_str().unwrap(),
+        "--to",
+        format,
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}: {}",
+        source.display(),
+        stderr(&o)
+    );
+}
+
 #[test]
 fn carla_and_fgtape_copy_faithfully() {
     let work = tempfile::tempdir().unwrap();
     for log in samples("carla", "log") {
         let target = work.path().join(log.file_name().unwrap());
-        let o = recfmt(&[
-            "convert",
-            log.to_str().unwrap(),
-            "--to",
-            "carla",
-            "-o",
-            target.to_str().unwrap(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        convert(&log, "carla", &target);
         assert_eq!(
             std::fs::read(&log).unwrap(),
             std::fs::read(&target).unwrap(),
@@ -134,26 +145,15 @@ fn carla_and_fgtape_copy_faithfully() {
             log.display()
         );
     }
+    let content = |p: &std::path::Path| {
+        let mut out = Vec::new();
+        let file = std::fs::File::open(p).unwrap();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(file), &mut out).unwrap();
+        out
+    };
     for tape in samples("fgtape", "fgtape") {
         let target = work.path().join(tape.file_name().unwrap());
-        let o = recfmt(&[
-            "convert",
-            tape.to_str().unwrap(),
-            "--to",
-            "fgtape",
-            "-o",
-            target.to_str().unwrap(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let content = |p: &std::path::Path| {
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(
-                &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(p).unwrap()),
-                &mut out,
-            )
-            .unwrap();
-            out
-        };
+        convert(&tape, "fgtape", &target);
         assert_eq!(content(&tape), content(&target), "{}", tape.display());
     }
 }
