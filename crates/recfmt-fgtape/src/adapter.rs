@@ -12,21 +12,25 @@
 //!   `value` (null for a removal), `removed`.
 //!
 //! Rows come in time order. For Normal tapes that means long-term, medium-term, then
-//! short-term frames, the reverse of file order, so the frames are decoded into memory when
-//! the tape is opened (a Normal tape holds at most about an hour of thinned history). Continuous
-//! tapes are streamed.
+//! short-term frames, the reverse of file order. Memory stays bounded to one frame: opening
+//! the tape makes one pass over the gzip stream that checks it and counts the frames of each
+//! RawData container; the containers are then emitted in time order, each by a fresh
+//! decoder over the file that skips (decompresses and drops) everything before it. That
+//! decompresses the stream about three times in all, which is cheap for tapes of a few MB.
+//! Continuous tapes are streamed, and [`RecordingReader::seek_time`] seeks in them through a
+//! one-pass index of frame times and offsets.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use recfmt_core::{
     DType, FormatDescriptor, FormatInfo, FrameBuf, Header, Integrity, ReadOptions, RecordingReader,
     Schema, Score, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference, TimeSystem, Value,
 };
 
-use crate::continuous::{self, ContinuousFrame, ExtraProperty};
+use crate::continuous::{self, ContinuousFrame, ExtraProperty, FrameIndex};
 use crate::error::FORMAT_ID;
 use crate::mp::MpHeader;
 use crate::normal::{self, Frame, MAGIC, RAW_DATA_NAMES};
@@ -47,7 +51,7 @@ pub static FORMAT: FormatDescriptor = FormatDescriptor {
     score,
     score_dir: None,
     open,
-    create: None,
+    create: Some(crate::writer::create),
 };
 
 /// Scores the first bytes of a file: the Continuous magic at byte 0, or a gzip stream (or
@@ -95,17 +99,68 @@ enum Pending {
     Extra { time: f64, record: ExtraProperty },
 }
 
+/// The frames of a Normal tape, emitted container by container in time order.
+#[derive(Debug)]
+struct NormalFrames {
+    path: PathBuf,
+    options: ReadOptions,
+    /// Frames read in the first pass, per container (short, medium, long).
+    kept: [u64; 3],
+    /// Containers still to emit; the next one is last.
+    todo: Vec<usize>,
+    /// The reader positioned in the container being emitted, and the frames left in it.
+    current: Option<(Box<normal::Reader<BufReader<File>>>, u64)>,
+    frame: Frame,
+    emitted: u64,
+}
+
+impl NormalFrames {
+    /// Reads the next frame into `self.frame`; `false` when every kept frame was emitted.
+    fn next_frame(&mut self) -> crate::Result<bool> {
+        loop {
+            if let Some((reader, left)) = &mut self.current {
+                if *left > 0 && reader.read_frame(&mut self.frame)? {
+                    *left -= 1;
+                    self.emitted += 1;
+                    return Ok(true);
+                }
+                self.current = None;
+            }
+            let Some(index) = self.todo.pop() else {
+                return Ok(false);
+            };
+            let reader = self.open_container(index)?;
+            self.current = Some((Box::new(reader), self.kept[index]));
+        }
+    }
+
+    /// A fresh reader over the file, positioned at the first frame of container `index`.
+    fn open_container(&self, index: usize) -> crate::Result<normal::Reader<BufReader<File>>> {
+        let file = BufReader::with_capacity(64 * 1024, File::open(&self.path)?);
+        let mut reader = normal::Reader::with_options(file, &self.options)?;
+        reader.read_header()?;
+        while let Some(h) = reader.next_container()? {
+            if h.index == index {
+                return Ok(reader);
+            }
+        }
+        Err(crate::Error::invalid(format!(
+            "the {} container is gone (the file changed while it was read)",
+            RAW_DATA_NAMES[index]
+        )))
+    }
+}
+
 #[derive(Debug)]
 enum Frames {
-    Normal {
-        frames: VecDeque<Frame>,
-    },
+    Normal(Box<NormalFrames>),
     Continuous {
         reader: Box<continuous::Reader<BufReader<File>>>,
         frame: ContinuousFrame,
         signals: Option<usize>,
         multiplayer: Option<usize>,
         extra: Option<usize>,
+        index: Option<FrameIndex>,
     },
 }
 
@@ -146,13 +201,12 @@ impl FgTape {
         let mut reader = normal::Reader::with_options(file, options)?;
         let header = reader.read_header()?.clone();
         let mut integrity = Integrity::default();
-        let mut containers: [Vec<Frame>; 3] = Default::default();
+        let mut kept = [0u64; 3];
         let outcome = (|| -> crate::Result<()> {
+            let mut scratch = Frame::default();
             while let Some(h) = reader.next_container()? {
-                let list = &mut containers[h.index];
-                let mut frame = Frame::default();
-                while reader.read_frame(&mut frame)? {
-                    list.push(std::mem::take(&mut frame));
+                while reader.read_frame(&mut scratch)? {
+                    kept[h.index] += 1;
                 }
             }
             Ok(())
@@ -172,8 +226,15 @@ impl FgTape {
         for w in reader.warnings() {
             integrity.warn(w.clone());
         }
-        let kept: Vec<usize> = containers.iter().map(Vec::len).collect();
-        let frames: VecDeque<Frame> = containers.into_iter().rev().flatten().collect();
+        let frames = NormalFrames {
+            path: path.to_path_buf(),
+            options: options.clone(),
+            kept,
+            todo: (0..3).filter(|&i| kept[i] > 0).collect(),
+            current: None,
+            frame: Frame::default(),
+            emitted: 0,
+        };
 
         let mut meta = recfmt_core::Metadata::new();
         flatten(&header.meta.tree.root, "", &mut meta);
@@ -185,7 +246,7 @@ impl FgTape {
             "fgtape.frames".into(),
             RAW_DATA_NAMES
                 .iter()
-                .zip(&kept)
+                .zip(&frames.kept)
                 .map(|(n, k)| format!("{n}={k}"))
                 .collect::<Vec<_>>()
                 .join(" "),
@@ -199,7 +260,7 @@ impl FgTape {
             Some(layout),
             has_mp,
             false,
-            Frames::Normal { frames },
+            Frames::Normal(Box::new(frames)),
             integrity,
             size,
             options.strict,
@@ -252,6 +313,7 @@ impl FgTape {
                 signals,
                 multiplayer,
                 extra,
+                index: None,
             },
             integrity,
             size,
@@ -404,17 +466,33 @@ impl FgTape {
                 return Ok(false);
             }
             match &mut self.frames {
-                Frames::Normal { frames } => {
-                    let Some(frame) = frames.pop_front() else {
+                Frames::Normal(normal) => {
+                    let more = match normal.next_frame() {
+                        Ok(more) => more,
+                        Err(e) if !self.strict => {
+                            let offset = e.offset().map_or(0, |o| o.get());
+                            self.integrity.skip_corrupt(offset, 0, &e.to_string());
+                            false
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    if !more {
                         self.done = true;
                         continue;
-                    };
-                    self.pending
-                        .extend(frame.multiplayer.into_iter().map(|packet| Pending::Mp {
-                            time: frame.time,
-                            packet,
-                        }));
-                    if self.signals_row(frame.time, &frame.signals, dst)? {
+                    }
+                    let mut frame = std::mem::take(&mut normal.frame);
+                    let time = frame.time;
+                    self.pending.extend(
+                        frame
+                            .multiplayer
+                            .drain(..)
+                            .map(|packet| Pending::Mp { time, packet }),
+                    );
+                    let ok = self.signals_row(time, &frame.signals, dst);
+                    if let Frames::Normal(normal) = &mut self.frames {
+                        normal.frame = frame;
+                    }
+                    if ok? {
                         return Ok(true);
                     }
                 }
@@ -424,6 +502,7 @@ impl FgTape {
                     signals,
                     multiplayer,
                     extra,
+                    ..
                 } => {
                     let more = match reader.read_frame(frame) {
                         Ok(more) => more,
@@ -435,7 +514,9 @@ impl FgTape {
                         Err(e) => return Err(e),
                     };
                     if !more {
-                        if let Some(t) = reader.truncated() {
+                        if let Some(t) = reader.truncated()
+                            && self.integrity.truncated_at != Some(t.offset.get())
+                        {
                             self.integrity.truncate(t.offset.get(), t.bytes);
                         }
                         self.done = true;
@@ -501,9 +582,43 @@ impl RecordingReader for FgTape {
     }
     fn progress(&self) -> (u64, Option<u64>) {
         match &self.frames {
-            Frames::Normal { .. } => (self.size, Some(self.size)),
+            Frames::Normal(normal) => {
+                let total: u64 = normal.kept.iter().sum();
+                if total == 0 || self.done {
+                    (self.size, Some(self.size))
+                } else {
+                    let done = (u128::from(self.size) * u128::from(normal.emitted)
+                        / u128::from(total)) as u64;
+                    (done, Some(self.size))
+                }
+            }
             Frames::Continuous { reader, .. } => (reader.position(), Some(self.size)),
         }
+    }
+    /// Continuous and Recovery tapes: indexes the frames once (times and offsets, nothing
+    /// decoded) and moves to the first frame, in file order, whose time is at least
+    /// `seconds`. Rows from there on are all rows of the tape at or after `seconds` (plus,
+    /// if times do not rise through the file, any later frames with earlier times).
+    /// Extra-property rows before that frame are skipped too, so a state rebuilt from them
+    /// lacks earlier changes. Normal tapes are one gzip stream: `Ok(false)`.
+    fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
+        let Frames::Continuous { reader, index, .. } = &mut self.frames else {
+            return Ok(false);
+        };
+        if seconds.is_nan() {
+            return Ok(false);
+        }
+        let index = match index {
+            Some(index) => index,
+            None => {
+                reader.seek_frame(reader.frames_start())?;
+                index.insert(reader.index_frames()?)
+            }
+        };
+        reader.seek_frame(index.seek_offset(seconds))?;
+        self.pending.clear();
+        self.done = false;
+        Ok(true)
     }
 }
 

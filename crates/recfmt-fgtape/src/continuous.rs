@@ -36,7 +36,7 @@
 //! ```
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::Path;
 
 use recfmt_core::{Limits, ReadOptions};
@@ -181,10 +181,68 @@ pub struct Truncation {
     pub bytes: u64,
 }
 
+/// Time and file offset of one frame, from [`Reader::index_frames`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexEntry {
+    /// The frame's time.
+    pub time: f64,
+    /// File offset of the frame's first byte.
+    pub offset: u64,
+}
+
+/// Where every frame of a tape starts, built in one pass without decoding a frame.
+///
+/// ```
+/// use recfmt_fgtape::continuous::{ContinuousFrame, ContinuousHeader, Reader, Writer};
+/// use recfmt_fgtape::props::{PropValue, PropertyList};
+///
+/// let mut tree = PropertyList::new();
+/// tree.root.set("data", PropValue::string("extra-properties"));
+/// let header = ContinuousHeader::new(tree)?;
+/// let mut w = Writer::new(Vec::new(), &header)?;
+/// for i in 0..4 {
+///     let frame = ContinuousFrame { time: f64::from(i), items: vec![vec![]], deflate: None };
+///     w.write_frame(&frame)?;
+/// }
+/// let bytes = w.finish()?;
+///
+/// let mut r = Reader::new(std::io::Cursor::new(bytes))?;
+/// let index = r.index_frames()?;
+/// assert_eq!(index.frames.len(), 4);
+/// r.seek_frame(index.seek_offset(2.5))?;
+/// let mut frame = ContinuousFrame::default();
+/// assert!(r.read_frame(&mut frame)?);
+/// assert_eq!(frame.time, 3.0);
+/// # Ok::<(), recfmt_fgtape::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrameIndex {
+    /// Every whole frame, in file order.
+    pub frames: Vec<IndexEntry>,
+    /// Where indexing stopped: the end of the file, or the start of a torn or unreadable
+    /// frame.
+    pub end: u64,
+    /// Why indexing stopped before the end of the file (a torn or corrupt frame).
+    pub stopped: Option<String>,
+}
+
+impl FrameIndex {
+    /// Offset of the first frame, in file order, whose time is at least `seconds`; reading
+    /// from there skips no frame at or after `seconds`, and, when times rise through the
+    /// file, reads no frame before it. [`FrameIndex::end`] when no frame is that late.
+    pub fn seek_offset(&self, seconds: f64) -> u64 {
+        self.frames
+            .iter()
+            .find(|e| e.time >= seconds)
+            .map_or(self.end, |e| e.offset)
+    }
+}
+
 /// Reader of Continuous and Recovery tapes.
 #[derive(Debug)]
 pub struct Reader<R> {
     input: Input<R>,
+    frames_start: u64,
     limits: Limits,
     strict: bool,
     header: ContinuousHeader,
@@ -250,6 +308,7 @@ impl<R: BufRead> Reader<R> {
             warnings.extend(layout.warnings().iter().map(|w| format!("config: {w}")));
         }
         Ok(Reader {
+            frames_start: input.position(),
             input,
             limits: options.limits,
             strict: options.strict,
@@ -286,6 +345,72 @@ impl<R: BufRead> Reader<R> {
     /// Bytes consumed so far.
     pub fn position(&self) -> u64 {
         self.input.position()
+    }
+
+    /// Offset of the first frame (the end of the header).
+    pub fn frames_start(&self) -> u64 {
+        self.frames_start
+    }
+
+    /// Indexes the frames from the current position to the end of the file, the way
+    /// FlightGear's indexer does: each frame's time is read and its items (or compressed
+    /// data) skipped by their lengths, without decoding or inflating anything. Indexing
+    /// stops quietly at a torn or unreadable frame ([`FrameIndex::stopped`]). The reader is
+    /// left where indexing stopped; use [`Reader::seek_frame`] to go back.
+    pub fn index_frames(&mut self) -> Result<FrameIndex> {
+        let mut index = FrameIndex::default();
+        loop {
+            let start = self.input.position();
+            let step = match self.input.at_eof() {
+                Ok(true) => None,
+                Ok(false) => Some(self.skip_frame()),
+                Err(e) => Some(Err(e)),
+            };
+            match step {
+                None => {
+                    index.end = start;
+                    return Ok(index);
+                }
+                Some(Ok(time)) => index.frames.push(IndexEntry {
+                    time,
+                    offset: start,
+                }),
+                Some(Err(e)) => {
+                    index.end = start;
+                    index.stopped = Some(e.to_string());
+                    return Ok(index);
+                }
+            }
+        }
+    }
+
+    /// Reads a frame's time and skips the rest of it.
+    fn skip_frame(&mut self) -> Result<f64> {
+        let time = self.input.f64("a frame")?;
+        if !self.compressed && !self.checked_recovery && self.header.is_recovery_like() {
+            self.checked_recovery = true;
+            self.detect_bad_recovery()?;
+        }
+        if self.compressed {
+            self.input.skip(1, "a frame's flags")?;
+            let at = self.input.offset();
+            let csize = u64::from(self.input.u32("a frame's compressed size")?);
+            Error::check_limit(
+                "compressed frame size",
+                csize,
+                self.limits.max_record_len,
+                at,
+            )?;
+            self.input.skip(csize, "a compressed frame")?;
+        } else {
+            for _ in 0..self.header.data.len() {
+                let at = self.input.offset();
+                let len = u64::from(self.input.u32("a frame item length")?);
+                Error::check_limit("frame item length", len, self.limits.max_record_len, at)?;
+                self.input.skip(len, "a frame item")?;
+            }
+        }
+        Ok(time)
     }
 
     /// Reads the next frame into `frame`. Returns `false` at the end of the file, and also
@@ -433,6 +558,23 @@ impl<R: BufRead> Reader<R> {
             }
         }
         self.input.unread(rest);
+        Ok(())
+    }
+}
+
+impl<R: BufRead + Seek> Reader<R> {
+    /// Moves to the frame starting at file offset `offset` (from [`FrameIndex`], or
+    /// [`Reader::frames_start`]); the next [`Reader::read_frame`] reads it. A recorded
+    /// truncation is forgotten, so reading on finds it again. Gzip-wrapped input cannot seek.
+    pub fn seek_frame(&mut self, offset: u64) -> Result<()> {
+        if offset < self.frames_start {
+            return Err(Error::invalid(format!(
+                "offset {offset} is inside the header (frames start at {})",
+                self.frames_start
+            )));
+        }
+        self.input.seek_to(offset)?;
+        self.truncated = None;
         Ok(())
     }
 }

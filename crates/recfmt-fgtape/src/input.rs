@@ -1,6 +1,6 @@
 //! Byte input with position tracking, push-back and error mapping (crate-private).
 
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
 use crate::error::{Error, Offset, Result};
 
@@ -284,6 +284,24 @@ impl<R: BufRead> Input<R> {
         Ok(false)
     }
 
+    /// Reads and drops `len` bytes, failing with [`Error::Truncated`] (at the start offset)
+    /// when the input ends first. Nothing is allocated for `len`.
+    pub(crate) fn skip(&mut self, len: u64, what: &'static str) -> Result<()> {
+        let start = self.position();
+        let mut left = len;
+        let mut chunk = [0u8; 8192];
+        while left > 0 {
+            let want = left.min(chunk.len() as u64) as usize;
+            let n = self.read_full(&mut chunk[..want])?;
+            if n < want {
+                let eof = Error::truncated(self.at(start), what);
+                return Err(self.short(eof));
+            }
+            left -= n as u64;
+        }
+        Ok(())
+    }
+
     /// Gives bytes back so they are read again next (in front of any earlier push-back).
     pub(crate) fn unread(&mut self, mut bytes: Vec<u8>) {
         if bytes.is_empty() {
@@ -292,5 +310,28 @@ impl<R: BufRead> Input<R> {
         bytes.extend_from_slice(&self.ahead[self.ahead_at..]);
         self.ahead = bytes;
         self.ahead_at = 0;
+    }
+}
+
+impl<R: BufRead + Seek> Input<R> {
+    /// Moves to byte `pos` of uncompressed input, dropping any push-back and held-back
+    /// error. Gzip input cannot seek.
+    pub(crate) fn seek_to(&mut self, pos: u64) -> Result<()> {
+        match &mut self.inner {
+            Source::Plain(r) => {
+                r.seek(SeekFrom::Start(pos))?;
+            }
+            Source::Gzip(_) => {
+                return Err(Error::Unsupported(
+                    "seeking in gzip-compressed input".into(),
+                ));
+            }
+        }
+        self.pos = pos;
+        self.ahead.clear();
+        self.ahead_at = 0;
+        self.pending = None;
+        self.failed = false;
+        Ok(())
     }
 }

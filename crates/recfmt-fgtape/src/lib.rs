@@ -14,9 +14,12 @@
 //!   a tape read and written again gives back the same decompressed bytes;
 //! * [`continuous`]: Continuous and Recovery tapes (uncompressed header + frames, optional
 //!   per-frame DEFLATE), reader and writer;
-//! * [`mp`]: the header of recorded multiplayer packets;
-//! * the recfmt adapter [`FgTape`] (streams `signals`, `multiplayer`, `extra_properties`) and
-//!   the registry descriptor [`FORMAT`].
+//! * [`mp`]: the header of recorded multiplayer packets and the position of `POS_DATA` ones;
+//! * the recfmt adapter [`FgTape`] (streams `signals`, `multiplayer`, `extra_properties`;
+//!   time-ordered with bounded memory; `seek_time` on Continuous tapes), the generic writer
+//!   [`FgTapeWriter`] (the generic model as a Continuous tape) and the registry descriptor
+//!   [`FORMAT`];
+//! * [`track`]: the aircraft's and each multiplayer callsign's flight track as KML or GPX.
 //!
 //! Both frame layouts are supported: *legacy* (FlightGear 2.10 to 2020.2, the time inside the
 //! record) and *vector* (2020.3 on, time + record + 8 unused bytes + optional multiplayer
@@ -71,6 +74,9 @@ pub mod mp;
 pub mod normal;
 pub mod props;
 pub mod signals;
+pub mod track;
+mod writer;
 
 pub use adapter::{FORMAT, FgTape, INFO, score};
 pub use error::{Error, Offset, Result};
+pub use writer::FgTapeWriter;

@@ -121,3 +121,69 @@ pub fn join_u16_packets<'a>(
     }
     Ok(out)
 }
+
+/// The start of a `POS_DATA` ([`POS_DATA_ID`]) message body: what a track needs.
+///
+/// The body follows the 32-byte header and keeps FlightGear's XDR (big-endian) encoding:
+/// `model[96]` (NUL-padded text), `f64 time`, `f64 lag`, `f64 position[3]` (Earth-centred,
+/// Earth-fixed cartesian coordinates in metres), `f32 orientation[3]` (angle-axis, radians,
+/// in the ECEF frame), then velocities, accelerations and property data, which are not
+/// decoded here.
+///
+/// ```
+/// use recfmt_fgtape::mp::{PositionMsg, POS_DATA_ID};
+/// let mut packet = vec![0u8; 32 + 96 + 8 + 8 + 24 + 12];
+/// packet[..4].copy_from_slice(&0x4647_4653u32.to_le_bytes());
+/// packet[8..12].copy_from_slice(&POS_DATA_ID.to_le_bytes());
+/// packet[32..37].copy_from_slice(b"ufo.x");
+/// packet[144..152].copy_from_slice(&6_378_137.0f64.to_be_bytes());
+/// let msg = PositionMsg::parse(&packet).unwrap();
+/// assert_eq!((msg.model.as_str(), msg.position), ("ufo.x", [6_378_137.0, 0.0, 0.0]));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PositionMsg {
+    /// The aircraft model path (`Aircraft/c172p/Models/c172p.xml`).
+    pub model: String,
+    /// The sender's simulation time, seconds.
+    pub time: f64,
+    /// The sender's lag estimate, seconds.
+    pub lag: f64,
+    /// Position in Earth-centred, Earth-fixed cartesian coordinates (WGS84), metres.
+    pub position: [f64; 3],
+    /// Orientation as an angle-axis vector in the ECEF frame, radians.
+    pub orientation: [f32; 3],
+}
+
+impl PositionMsg {
+    /// Byte offset of the model name in a packet.
+    pub const MODEL_AT: usize = MpHeader::LEN;
+    /// Byte offset of the ECEF position in a packet.
+    pub const POSITION_AT: usize = MpHeader::LEN + 96 + 16;
+    /// The shortest packet that holds every field decoded here.
+    pub const MIN_LEN: usize = Self::POSITION_AT + 24 + 12;
+
+    /// Decodes the position fields of a recorded packet; `None` unless it has the magic, the
+    /// message id [`POS_DATA_ID`] and at least [`PositionMsg::MIN_LEN`] bytes.
+    pub fn parse(packet: &[u8]) -> Option<PositionMsg> {
+        let header = MpHeader::parse(packet)?;
+        if !header.has_magic() || header.msg_id != POS_DATA_ID || packet.len() < Self::MIN_LEN {
+            return None;
+        }
+        let f64_at = |i: usize| -> Option<f64> {
+            Some(f64::from_be_bytes(packet.get(i..i + 8)?.try_into().ok()?))
+        };
+        let f32_at = |i: usize| -> Option<f32> {
+            Some(f32::from_be_bytes(packet.get(i..i + 4)?.try_into().ok()?))
+        };
+        let model = packet.get(Self::MODEL_AT..Self::MODEL_AT + 96)?;
+        let end = model.iter().position(|&b| b == 0).unwrap_or(model.len());
+        let p = Self::POSITION_AT;
+        Some(PositionMsg {
+            model: String::from_utf8_lossy(&model[..end]).into_owned(),
+            time: f64_at(Self::MODEL_AT + 96)?,
+            lag: f64_at(Self::MODEL_AT + 104)?,
+            position: [f64_at(p)?, f64_at(p + 8)?, f64_at(p + 16)?],
+            orientation: [f32_at(p + 24)?, f32_at(p + 28)?, f32_at(p + 32)?],
+        })
+    }
+}

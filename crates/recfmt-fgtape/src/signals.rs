@@ -492,7 +492,7 @@ impl Walk<'_> {
 }
 
 /// A key under which two paths naming the same property compare equal.
-fn normalise(path: &str) -> String {
+pub(crate) fn normalise(path: &str) -> String {
     simplify_path(path)
         .split('/')
         .filter(|s| !s.is_empty() && *s != ".")

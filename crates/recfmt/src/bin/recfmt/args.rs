@@ -171,6 +171,11 @@ pub enum ConvertTo {
     Ndjson,
     /// HDF5, one file (`-o FILE.h5`): a group per stream, a dataset per column.
     Hdf5,
+    /// A KML flight track (`-o FILE.kml`): the aircraft, and one track per multiplayer
+    /// callsign (FlightGear tapes).
+    Kml,
+    /// A GPX flight track (`-o FILE.gpx`), as for KML.
+    Gpx,
     /// A USVLOG session folder (`-o` names the folder).
     Usvlog,
     /// An ICAREC recording directory.

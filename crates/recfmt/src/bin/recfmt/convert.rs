@@ -182,6 +182,9 @@ fn convert_one(
     if let Some(format) = args.to.recording_format() {
         return convert_to_recording(args, input, output, format, reader, notes);
     }
+    if matches!(args.to, ConvertTo::Kml | ConvertTo::Gpx) {
+        return convert_to_track(args, output, reader, notes);
+    }
 
     let mut options = ExportOptions::new(match args.to {
         ConvertTo::Parquet => TableFormat::Parquet,
@@ -305,6 +308,45 @@ fn longest_text(global: &GlobalArgs, args: &ConvertArgs, input: &Path) -> Result
     u32::try_from(longest).context("a text value longer than 4 GiB")
 }
 
+/// Writes the flight tracks of a recording with position signals as KML or GPX. Times are
+/// absolute when the recording has an epoch, else replay seconds (see `recfmt_fgtape::track`).
+fn convert_to_track(
+    args: &ConvertArgs,
+    output: &Path,
+    mut reader: Box<dyn RecordingReader>,
+    mut notes: Vec<String>,
+) -> Result<(Outcome, Vec<String>)> {
+    use recfmt_fgtape::track::{TrackFormat, TrackOptions, Tracks};
+    let format = if args.to == ConvertTo::Kml {
+        TrackFormat::Kml
+    } else {
+        TrackFormat::Gpx
+    };
+    let epoch = reader.header().time.and_then(|t| t.epoch);
+    let tracks = Tracks::from_reader(&mut reader)?;
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut file = recfmt_core::AtomicFile::create(output)?;
+    format.write(
+        &tracks,
+        &mut file,
+        &TrackOptions {
+            epoch,
+            ..Default::default()
+        },
+    )?;
+    file.commit()?;
+    let points: usize = tracks.iter().map(|t| t.points.len()).sum();
+    notes.push(format!(
+        "wrote {} ({} tracks, {points} points)",
+        output.display(),
+        tracks.iter().count()
+    ));
+    report_loss(reader.integrity());
+    Ok((outcome(reader.integrity()), notes))
+}
+
 /// True when the command changes nothing about the rows (no selection, range, merge, upcast or
 /// extra column), so a conversion to the source's own format can be a faithful copy.
 fn is_plain(args: &ConvertArgs) -> bool {
@@ -393,8 +435,13 @@ pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "input".into());
-        let target = if args.to == ConvertTo::Hdf5 {
-            args.output.join(format!("{name}.h5"))
+        let target = if let Some(ext) = match args.to {
+            ConvertTo::Hdf5 => Some("h5"),
+            ConvertTo::Kml => Some("kml"),
+            ConvertTo::Gpx => Some("gpx"),
+            _ => None,
+        } {
+            args.output.join(format!("{name}.{ext}"))
         } else {
             args.output.join(name)
         };
