@@ -135,21 +135,22 @@ for stream, rows in sorted(reference.items()):
     import pandas as pd
     c = os.path.join(out_dir, "csv", s + ".csv")
     df = pd.read_csv(c, keep_default_na=False, na_values=[""], dtype=str)
+    # Fixed-shape columns are flattened row-major into name[i] or name[i][j] columns.
+    flat_names = {name: [c for c in df.columns if c.startswith(name + "[")] for name in kinds}
     flat_rows, flat_kinds = [], {}
     for name, kind in kinds.items():
-        if kind.startswith("list:") and f"{name}[0]" in df.columns:
-            n = sum(1 for col in df.columns if col.startswith(name + "["))
-            for i in range(n):
-                flat_kinds[f"{name}[{i}]"] = kind[5:]
+        if kind.startswith("list:") and flat_names[name]:
+            for col in flat_names[name]:
+                flat_kinds[col] = kind[5:]
         else:
             flat_kinds[name] = "str" if kind.startswith("list:") else kind
     for r in rows:
         fr = {}
         for name, kind in kinds.items():
             v = r.get(name)
-            if kind.startswith("list:") and f"{name}[0]" in df.columns:
-                for i in range(sum(1 for col in df.columns if col.startswith(name + "["))):
-                    fr[f"{name}[{i}]"] = None if v is None else v[i]
+            if kind.startswith("list:") and flat_names[name]:
+                for i, col in enumerate(flat_names[name]):
+                    fr[col] = None if v is None else v[i]
             elif kind.startswith("list:"):
                 fr[name] = None if v is None else v
             elif kind in ("str", "bytes") and v == "":
@@ -210,7 +211,13 @@ if os.path.exists(h5):
                     values = [None if v == "" else v for v in values]
                 else:
                     values = values.tolist()
-                kinds[name] = kind_of(dtype, ds.attrs.get("shape"))
+                kind = kind_of(dtype, ds.attrs.get("shape"))
+                if kind.startswith("list:"):
+                    # Fixed shapes come back as nested lists; the reference is flat, row-major.
+                    # HDF5 has no null array: a missing one is stored as NaNs.
+                    flat = [np.asarray(v, dtype=float).ravel().tolist() for v in values]
+                    values = [None if all(math.isnan(x) for x in v) else v for v in flat]
+                kinds[name] = kind
                 cols[name] = values
             # Columns HDF5 cannot hold are listed, never silently missing.
             for name in list(rows[0].keys()) if rows else []:

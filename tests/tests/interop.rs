@@ -22,6 +22,8 @@ fn recordings() -> Vec<PathBuf> {
     .collect();
     out.extend(samples("carla", "log"));
     out.extend(samples("fgtape", "fgtape"));
+    out.extend(samples("nanover/server-py", "traj"));
+    out.extend(samples("nanover/converted", "zip"));
     out
 }
 

@@ -1,11 +1,11 @@
 //! The adapter to recfmt's generic model: one stream per packet kind.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 use recfmt_core::{
-    DType, FormatDescriptor, FormatInfo, FrameBuf, Integrity, Metadata, ReadOptions,
+    DType, FormatDescriptor, FormatInfo, FrameBuf, Integrity, Limits, Metadata, ReadOptions,
     RecordingReader, Schema, Score, Shape, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference,
     TimeSystem, Value,
 };
@@ -18,7 +18,9 @@ use crate::packet::{Packet, PhysicsControl, Weather};
 use crate::primitive::Vector3;
 
 /// The format descriptor for the recfmt registry: id `carla`, extensions `log` and `rec`,
-/// detected by the `CARLA_RECORDER` magic.
+/// detected by the `CARLA_RECORDER` magic. Files open seekable (so `seek_time` works) and
+/// can be created from the generic model with [`crate::writer::CarlaWriter`] (the
+/// adapter's own streams, or a tracks table).
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
     info: FormatInfo {
         id: FORMAT_ID,
@@ -29,7 +31,7 @@ pub static FORMAT: FormatDescriptor = FormatDescriptor {
     score,
     score_dir: None,
     open: open_path,
-    create: None,
+    create: Some(crate::writer::create),
 };
 
 /// Scores the first bytes of a file: 255 for the magic with version 1 or 2, 200 for the
@@ -131,6 +133,47 @@ pub struct CarlaRecording<R: Read> {
     total: Option<u64>,
     seen_raw: [bool; 256],
     scratch: String,
+    limits: Limits,
+    seek: Option<SeekFn<R>>,
+    scan_decoded: u64,
+}
+
+/// Repositions a reader at the first frame at or after a time; set only for seekable sources.
+type SeekFn<R> = fn(&mut Reader<R>, u64, f64, &Limits) -> crate::error::Result<SeekOutcome>;
+
+/// Where [`seek_reader`] left the reader.
+#[derive(Debug, Clone, Copy)]
+struct SeekOutcome {
+    found: bool,
+    decoded: u64,
+}
+
+fn seek_reader<R: Read + Seek>(
+    reader: &mut Reader<R>,
+    start: u64,
+    seconds: f64,
+    limits: &Limits,
+) -> crate::error::Result<SeekOutcome> {
+    let scan = crate::index::seek_frame(reader.get_mut(), start, seconds, limits)?;
+    let decoded = scan.packets_scanned * crate::packet::PACKET_HEADER_LEN as u64
+        + scan.frames_scanned * crate::packet::FrameStart::SIZE as u64;
+    match scan.frame {
+        Some(f) => {
+            reader.seek_to_packet(f.offset)?;
+            Ok(SeekOutcome {
+                found: true,
+                decoded,
+            })
+        }
+        None => {
+            // Nothing at or after the time: the caller yields no more rows.
+            reader.seek_to_packet(start)?;
+            Ok(SeekOutcome {
+                found: false,
+                decoded,
+            })
+        }
+    }
 }
 
 impl CarlaRecording<BufReader<File>> {
@@ -138,8 +181,23 @@ impl CarlaRecording<BufReader<File>> {
     pub fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
         let file = File::open(path)?;
         let total = file.metadata().ok().map(|m| m.len());
-        let mut rec = CarlaRecording::new(BufReader::new(file), options, None)?;
+        let mut rec = CarlaRecording::new_seekable(BufReader::new(file), options, None)?;
         rec.total = total;
+        Ok(rec)
+    }
+}
+
+impl<R: Read + Seek> CarlaRecording<R> {
+    /// As [`CarlaRecording::new`], over a seekable source: [`RecordingReader::seek_time`]
+    /// then scans frame headers (seeking over packet bodies) and starts at the first frame
+    /// at or after the requested time.
+    pub fn new_seekable(
+        inner: R,
+        options: &ReadOptions,
+        flavour: Option<Flavour>,
+    ) -> recfmt_core::Result<Self> {
+        let mut rec = CarlaRecording::new(inner, options, flavour)?;
+        rec.seek = Some(seek_reader::<R>);
         Ok(rec)
     }
 }
@@ -203,6 +261,9 @@ impl<R: Read> CarlaRecording<R> {
             total: None,
             seen_raw: [false; 256],
             scratch: String::new(),
+            limits: options.limits,
+            seek: None,
+            scan_decoded: 0,
         })
     }
 
@@ -214,6 +275,12 @@ impl<R: Read> CarlaRecording<R> {
     /// The flavour in use.
     pub fn flavour(&self) -> Option<Flavour> {
         self.reader.flavour()
+    }
+
+    /// Bytes decoded so far: the packets read for rows, plus the packet headers and
+    /// FrameStart bodies a [`RecordingReader::seek_time`] scan looked at.
+    pub fn bytes_decoded(&self) -> u64 {
+        self.reader.bytes_decoded() + self.scan_decoded
     }
 
     /// Reads the next packet; returns false at the end.
@@ -545,6 +612,28 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
 
     fn progress(&self) -> (u64, Option<u64>) {
         (self.reader.position(), self.total)
+    }
+
+    /// Starts at the first frame whose elapsed time is at least `seconds` (every row of a
+    /// frame has the frame's time, so no row at or after `seconds` is skipped). Only sources
+    /// opened seekable ([`CarlaRecording::open`], [`CarlaRecording::new_seekable`]) can seek;
+    /// others return `Ok(false)`. Returns `Ok(true)` after seeking, also when no frame is
+    /// that late (no more rows then follow). May be called again, also after rows were read.
+    fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
+        let Some(seek) = self.seek else {
+            return Ok(false);
+        };
+        if seconds.is_nan() {
+            return Ok(false);
+        }
+        let start = self.raw_header.encoded_len() as u64;
+        let outcome = seek(&mut self.reader, start, seconds, &self.limits)?;
+        self.scan_decoded += outcome.decoded;
+        self.stream = None;
+        self.rec = 0;
+        self.sub = 0;
+        self.done = !outcome.found;
+        Ok(true)
     }
 }
 

@@ -112,6 +112,14 @@ pub enum Error {
         /// The writer's flavour.
         flavour: Flavour,
     },
+    /// A row of a tracks table (CSV or generic rows) that cannot be turned into a recording.
+    #[error("tracks input, {location}: {what}")]
+    Tracks {
+        /// Where: `line 7` of a CSV file, or `row 12` of the rows given.
+        location: String,
+        /// What is wrong.
+        what: String,
+    },
     /// The writer was given a value too large for its field (a string over 65535 bytes, ...).
     #[error("cannot write {what}: {len} exceeds the field maximum {max}")]
     TooLarge {
@@ -182,7 +190,7 @@ impl From<Error> for recfmt_core::Error {
                 FORMAT_ID,
                 format!("recorder version {version} (known: 1, 2)"),
             ),
-            e @ (Error::NotInFlavour { .. } | Error::TooLarge { .. }) => {
+            e @ (Error::NotInFlavour { .. } | Error::TooLarge { .. } | Error::Tracks { .. }) => {
                 recfmt_core::Error::invalid(e.to_string())
             }
             e => {

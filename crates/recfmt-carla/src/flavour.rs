@@ -292,6 +292,57 @@ impl Flavour {
         (0..=self.max_id()).find(|&id| self.kind_of(id) == Some(kind))
     }
 
+    /// The packets the recorder writes in each frame, in its order (`ACarlaRecorder::Write`),
+    /// each with `true` when it is written even without records ("always", an empty packet
+    /// is a `00 00` count) and `false` when it is skipped when empty. `additional_data` is
+    /// the `start_recorder` flag that adds Kinematics, BoundingBox, TriggerVolume,
+    /// PlatformTime, PhysicsControl, TrafficLightTime and WalkerBones.
+    ///
+    /// ```
+    /// use recfmt_carla::{Flavour, PacketKind};
+    /// let order = Flavour::Carla0916.frame_order(false);
+    /// assert_eq!(order[0], (PacketKind::FrameStart, true));
+    /// assert_eq!(order[1], (PacketKind::VisualTime, true));
+    /// assert_eq!(order[6], (PacketKind::VehicleDoor, true));
+    /// assert_eq!(order.last(), Some(&(PacketKind::FrameEnd, true)));
+    /// assert!(!Flavour::Carla0910.frame_order(true).iter().any(|(k, _)| *k == PacketKind::VisualTime));
+    /// ```
+    pub fn frame_order(self, additional_data: bool) -> Vec<(PacketKind, bool)> {
+        use PacketKind::*;
+        let mut order = vec![
+            (FrameStart, true),
+            (VisualTime, true),
+            (EventAdd, true),
+            (EventDel, true),
+            (EventParent, true),
+            (Collision, true),
+            (VehicleDoor, true),
+            (Position, true),
+            (TrafficLight, true),
+            (VehicleAnim, true),
+            (WalkerAnim, true),
+            (VehicleLight, true),
+            (SceneLight, false),
+            (VehicleWheels, true),
+            (BikerAnim, true),
+            (Weather, false),
+        ];
+        if additional_data {
+            order.extend([
+                (Kinematics, false),
+                (BoundingBox, true),
+                (TriggerVolume, false),
+                (PlatformTime, true),
+                (PhysicsControl, false),
+                (TrafficLightTime, false),
+                (WalkerBones, true),
+            ]);
+        }
+        order.push((FrameEnd, true));
+        order.retain(|(k, _)| self.id_of(*k).is_some());
+        order
+    }
+
     fn max_id(self) -> u8 {
         match self {
             Flavour::Carla0910 | Flavour::Carla0912 => 17,

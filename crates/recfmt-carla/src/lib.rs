@@ -11,8 +11,14 @@
 //!   packets (id ≥ 100), are kept as raw bytes.
 //! * [`Flavour`]: the build family (vector width, ids 21–24, PhysicsControl wheel layout),
 //!   detected by [`FlavourDetector`] or forced by the caller.
-//! * [`index_frames`]: a one-pass index of frames (id, elapsed time, byte offset).
-//! * [`CarlaRecording`] and [`FORMAT`]: the adapter to recfmt's generic model.
+//! * [`index_frames`]: a one-pass index of frames (id, elapsed time, byte offset), and
+//!   [`seek_frame`]: a scan of packet headers to the first frame at a time.
+//! * [`CarlaRecording`] and [`FORMAT`]: the adapter to recfmt's generic model (reading,
+//!   with [`recfmt_core::RecordingReader::seek_time`] on seekable sources), and
+//!   [`writer::CarlaWriter`]: writing from it.
+//! * [`query`]: CARLA's `show_recorder_file_info`, `show_recorder_collisions` and
+//!   `show_recorder_actors_blocked`, with the server's exact text, and as data.
+//! * [`tracks`]: recordings from tables of (time, id, blueprint, position, rotation).
 //!
 //! # File layout
 //!
@@ -72,13 +78,16 @@ mod index;
 mod io;
 mod packet;
 mod primitive;
+pub mod query;
+pub mod tracks;
+pub mod writer;
 
 pub use adapter::{CarlaRecording, FORMAT, STREAM_NAMES};
 pub use detect::FlavourDetector;
 pub use error::{Error, ExpectedSize, Result};
 pub use flavour::{Flavour, PacketKind, ParseFlavourError, VectorWidth, WheelPhysicsLayout};
 pub use header::{Header, MAGIC};
-pub use index::{FrameEntry, FrameIndex, index_frames};
+pub use index::{FrameEntry, FrameIndex, FrameSeek, index_frames, seek_frame};
 pub use io::{RawPacket, Reader, Writer};
 pub use packet::{
     ActorAttribute, ActorDescription, ActorType, AttributeType, BikerAnim, Bone, BoundingBox,

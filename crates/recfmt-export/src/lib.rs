@@ -424,36 +424,6 @@ pub fn export_tables(
     Ok(ExportReport { outputs })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn output_names_are_sanitized_and_unique() {
-        let paths = output_paths(Path::new("out"), &["a/b", "a_b", "A_B", "x"], "csv");
-        let names: Vec<String> = paths
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            })
-            .collect();
-        assert_eq!(names, ["a_b.csv", "a_b_2.csv", "A_B_3.csv", "x.csv"]);
-    }
-
-    #[test]
-    fn option_names_parse() {
-        assert_eq!("CSV".parse::<TableFormat>().ok(), Some(TableFormat::Csv));
-        assert_eq!(
-            "uncompressed".parse::<ParquetCompression>().ok(),
-            Some(ParquetCompression::None)
-        );
-        assert!("xlsx".parse::<TableFormat>().is_err());
-        assert_eq!(ExportOptions::new(TableFormat::Parquet).batch_rows, 65_536);
-    }
-}
-
 /// Reads `reader` to the end and writes every stream into one HDF5 file at `path`: a group per
 /// stream, a chunked dataset per column (see [`hdf5`] for the layout). The file appears only
 /// when complete. Streams are declared up front, so streams without rows are empty groups.
@@ -518,4 +488,34 @@ pub fn export_hdf5(
     let (done, total) = reader.progress();
     progress(done, total);
     Ok(ExportReport { outputs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names_are_sanitized_and_unique() {
+        let paths = output_paths(Path::new("out"), &["a/b", "a_b", "A_B", "x"], "csv");
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(names, ["a_b.csv", "a_b_2.csv", "A_B_3.csv", "x.csv"]);
+    }
+
+    #[test]
+    fn option_names_parse() {
+        assert_eq!("CSV".parse::<TableFormat>().ok(), Some(TableFormat::Csv));
+        assert_eq!(
+            "uncompressed".parse::<ParquetCompression>().ok(),
+            Some(ParquetCompression::None)
+        );
+        assert!("xlsx".parse::<TableFormat>().is_err());
+        assert_eq!(ExportOptions::new(TableFormat::Parquet).batch_rows, 65_536);
+    }
 }

@@ -15,6 +15,7 @@
 //! | torn last frame | every complete frame kept, loss reported | reproduced by faithful copies |
 //! | compatibility ([`validate_against`]), warmstart lookups ([`IcarecDir::state_at`]) | yes | — |
 //! | recording policies (include/exclude globs, warmstart check) | — | [`Writer::with_policy`] |
+//! | Icarus's HDF5 recordings (`/time`, `/signals/<name>`, `/metadata` schema; feature `hdf5`) | yes, into the same streams | yes |
 //!
 //! Levels:
 //!
@@ -23,6 +24,12 @@
 //! * [`IcarecRecording`] / [`IcarecWriter`]: the [`recfmt_core::RecordingReader`] and
 //!   [`recfmt_core::RecordingWriter`] adapters (streams `dynamic` and `static`), and
 //!   [`FORMAT`] for the registry.
+//! * With the feature `hdf5`, module `h5`: the HDF5 files Icarus actually records today (spec
+//!   A.5). `HDF5_FORMAT` (id `icarus-h5`) detects and opens them as `IcarusH5Recording`, whose
+//!   `dynamic` and `static` streams have the same names, columns and metadata as
+//!   [`IcarecRecording`]'s, so [`IcarecWriter`] converts them; `IcarusH5Writer` and
+//!   `write_icarus_h5` write that layout back (ICAREC → Icarus HDF5). See
+//!   `docs/formats/icarec.md` §12.
 //!
 //! Writing and reading back:
 //!
@@ -78,6 +85,8 @@ mod dir;
 pub mod error;
 mod frames;
 pub mod generate;
+#[cfg(feature = "hdf5")]
+pub mod h5;
 mod json_pos;
 mod metadata;
 mod policy;
@@ -93,6 +102,11 @@ pub use compat::{CompatIssue, CompatReport, IssueCode, Severity, validate_agains
 pub use dir::{IcarecDir, OpenOptions, resolve_dir};
 pub use error::{Error, Result};
 pub use frames::{DYNAMIC_FILE, FrameIndex, FrameReader, RawFrame, STATIC_FILE, State, state_at};
+#[cfg(feature = "hdf5")]
+pub use h5::{
+    DEFAULT_CHUNK_ROWS, H5_FORMAT_ID, H5_INFO, HDF5_FORMAT, HDF5_MAGIC, IcarusH5Options,
+    IcarusH5Recording, IcarusH5Writer, score_h5, write_icarus_h5,
+};
 pub use metadata::{FileDigest, METADATA_FILE, MetadataDoc, Scenario, SelectionSpec};
 pub use policy::{CompiledPolicy, RecordingPolicy, Selection};
 pub use probe::{FORMAT, score, score_dir};
@@ -111,4 +125,6 @@ pub const FORMAT_ID: &str = "icarec";
 const _: fn() = || {
     fn assert_send<T: Send>() {}
     assert_send::<IcarecRecording>();
+    #[cfg(feature = "hdf5")]
+    assert_send::<IcarusH5Recording>();
 };

@@ -396,7 +396,7 @@ impl IcarecWriter {
 }
 
 /// Formats an epoch in the scale of `system` (with `Z` for UTC and MET).
-fn epoch_text(epoch: Epoch, system: TimeSystem) -> String {
+pub(crate) fn epoch_text(epoch: Epoch, system: TimeSystem) -> String {
     let scale = match system {
         TimeSystem::Met | TimeSystem::Utc => TimeScale::UTC,
         TimeSystem::Tai => TimeScale::TAI,

@@ -10,6 +10,8 @@
 //! | CARLA recorder log | `carla` | [`recfmt_carla`] |
 //! | FlightGear flight recorder tape | `fgtape` | [`recfmt_fgtape`] |
 //! | ICAREC recording directory (Icarus) | `icarec` | [`recfmt_icarec`] |
+//! | Icarus HDF5 recording (what the simulator writes today) | `icarec` (id `icarus-h5`) | [`recfmt_icarec::h5`] |
+//! | NanoVer `.traj` / `.state` / `.nanover.zip` | `nanover` | [`recfmt_nanover`] |
 //!
 //! ```
 //! let registry = recfmt::default_registry();
@@ -28,6 +30,8 @@ pub use recfmt_export as export;
 pub use recfmt_fgtape as fgtape;
 #[cfg(feature = "icarec")]
 pub use recfmt_icarec as icarec;
+#[cfg(feature = "nanover")]
+pub use recfmt_nanover as nanover;
 #[cfg(feature = "usvlog")]
 pub use recfmt_tlv as tlv;
 
@@ -46,6 +50,10 @@ pub fn default_registry() -> &'static Registry {
         registry.register(&recfmt_fgtape::FORMAT);
         #[cfg(feature = "icarec")]
         registry.register(&recfmt_icarec::FORMAT);
+        #[cfg(feature = "icarec")]
+        registry.register(&recfmt_icarec::HDF5_FORMAT);
+        #[cfg(feature = "nanover")]
+        registry.register(&recfmt_nanover::FORMAT);
         registry
     });
     &REGISTRY

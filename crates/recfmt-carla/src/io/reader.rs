@@ -1,7 +1,7 @@
 //! Streaming reader.
 
 use std::collections::VecDeque;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 
 use recfmt_core::Limits;
 
@@ -59,6 +59,7 @@ pub struct Reader<R> {
     raw: RawPacket,
     notes: Vec<String>,
     header_failed: bool,
+    decoded: u64,
 }
 
 impl<R: Read> Reader<R> {
@@ -78,6 +79,7 @@ impl<R: Read> Reader<R> {
             raw: RawPacket::default(),
             notes: Vec::new(),
             header_failed: false,
+            decoded: 0,
         }
     }
 
@@ -349,11 +351,19 @@ impl<R: Read> Reader<R> {
         let mut raw = std::mem::take(&mut self.raw);
         let result = match self.read_raw_packet(&mut raw) {
             Ok(0) => Ok(0),
-            Ok(n) => self.decode(&raw, flavour, dst).map(|()| n),
+            Ok(n) => {
+                self.decoded += n as u64;
+                self.decode(&raw, flavour, dst).map(|()| n)
+            }
             Err(e) => Err(e),
         };
         self.raw = raw;
         result
+    }
+
+    /// Bytes of the packets [`Reader::read_packet`] has decoded (headers included).
+    pub fn bytes_decoded(&self) -> u64 {
+        self.decoded
     }
 
     /// Offset of the last packet returned by [`Reader::read_packet`].
@@ -396,5 +406,21 @@ impl<R: Read> Reader<R> {
             }
             r => r,
         }
+    }
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Continues reading at `offset`, which must be the offset of a packet (from
+    /// [`crate::index_frames`], [`RawPacket::offset`] or [`crate::seek_frame`]). Drops the
+    /// detection lookahead and any pending error; the header and flavour are kept (the header
+    /// is read first if it was not).
+    pub fn seek_to_packet(&mut self, offset: u64) -> Result<()> {
+        self.read_header()?;
+        self.inner.seek(SeekFrom::Start(offset))?;
+        self.pos = offset;
+        self.queue.clear();
+        self.pending = None;
+        self.finished = false;
+        Ok(())
     }
 }

@@ -46,6 +46,55 @@ pub enum Command {
     Validate(ValidateArgs),
     /// List the formats this build can read.
     Formats,
+    /// CARLA's own recorder queries, with the text CARLA prints (or `--json`).
+    #[command(subcommand)]
+    Carla(CarlaCommand),
+}
+
+/// `recfmt carla …`: what `show_recorder_file_info`, `show_recorder_collisions` and
+/// `show_recorder_actors_blocked` print, without a running simulator.
+#[derive(Debug, Subcommand)]
+pub enum CarlaCommand {
+    /// The recording's header and frames (`show_recorder_file_info`).
+    Info {
+        /// A CARLA recorder log.
+        path: PathBuf,
+        /// Every packet of every frame (CARLA's `show_all`).
+        #[arg(long)]
+        all: bool,
+        /// Print the information as one JSON object instead of CARLA's text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Collisions between actor categories (`show_recorder_collisions`): `a` any, `h` hero,
+    /// `v` vehicle, `w` walker, `t` traffic light, `o` other.
+    Collisions {
+        /// A CARLA recorder log.
+        path: PathBuf,
+        /// Category of the first actor.
+        #[arg(long, default_value_t = 'a')]
+        type1: char,
+        /// Category of the second actor.
+        #[arg(long, default_value_t = 'a')]
+        type2: char,
+        /// Print JSON instead of CARLA's text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Actors that stayed blocked (`show_recorder_actors_blocked`).
+    Blocked {
+        /// A CARLA recorder log.
+        path: PathBuf,
+        /// Shortest blocked time in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        min_time: f64,
+        /// Largest distance in centimetres that still counts as not moving.
+        #[arg(long, default_value_t = 100.0)]
+        min_distance: f64,
+        /// Print JSON instead of CARLA's text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `recfmt info`.
@@ -153,6 +202,12 @@ pub struct ConvertArgs {
     /// Default: the longest text in the recording, found by a first pass.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
     pub string_width: Option<u32>,
+    /// CARLA: the map named in a log built from a trajectories table (`--to carla` from CSV).
+    #[arg(long, default_value = "Town01", value_name = "NAME")]
+    pub map: String,
+    /// CARLA: the build whose layout a log built from a trajectories table follows.
+    #[arg(long, default_value = "0.9.15", value_name = "BUILD")]
+    pub carla_build: String,
     /// Inputs converted at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -180,6 +235,9 @@ pub enum ConvertTo {
     Usvlog,
     /// An ICAREC recording directory.
     Icarec,
+    /// The HDF5 layout the Icarus simulator writes (`/time`, `/signals/<name>`, `/metadata`).
+    #[value(name = "icarus-h5")]
+    IcarusH5,
     /// A CARLA recorder log.
     Carla,
     /// A FlightGear tape.
@@ -194,6 +252,7 @@ impl ConvertTo {
         match self {
             ConvertTo::Usvlog => Some("usvlog"),
             ConvertTo::Icarec => Some("icarec"),
+            ConvertTo::IcarusH5 => Some("icarus-h5"),
             ConvertTo::Carla => Some("carla"),
             ConvertTo::Fgtape => Some("fgtape"),
             ConvertTo::Nanover => Some("nanover"),

@@ -385,3 +385,73 @@ pub fn formats() -> Result<Outcome> {
     }
     Ok(Outcome::Complete)
 }
+
+/// `recfmt carla info|collisions|blocked`.
+pub fn carla(command: &crate::args::CarlaCommand) -> Result<Outcome> {
+    use crate::args::CarlaCommand;
+    use recfmt_carla::query;
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let summary = match command {
+        CarlaCommand::Info {
+            path,
+            all,
+            json: true,
+        } => {
+            let _ = all;
+            serde_json::to_writer_pretty(&mut out, &query::file_info_data(path)?)?;
+            writeln!(out)?;
+            None
+        }
+        CarlaCommand::Info {
+            path,
+            all,
+            json: false,
+        } => Some(query::file_info(path, *all, &mut out)?),
+        CarlaCommand::Collisions {
+            path,
+            type1,
+            type2,
+            json: true,
+        } => {
+            serde_json::to_writer_pretty(&mut out, &query::collisions_data(path, *type1, *type2)?)?;
+            writeln!(out)?;
+            None
+        }
+        CarlaCommand::Collisions {
+            path,
+            type1,
+            type2,
+            json: false,
+        } => Some(query::collisions(path, *type1, *type2, &mut out)?),
+        CarlaCommand::Blocked {
+            path,
+            min_time,
+            min_distance,
+            json: true,
+        } => {
+            serde_json::to_writer_pretty(
+                &mut out,
+                &query::actors_blocked_data(path, *min_time, *min_distance)?,
+            )?;
+            writeln!(out)?;
+            None
+        }
+        CarlaCommand::Blocked {
+            path,
+            min_time,
+            min_distance,
+            json: false,
+        } => Some(query::actors_blocked(
+            path,
+            *min_time,
+            *min_distance,
+            &mut out,
+        )?),
+    };
+    out.flush()?;
+    if summary.is_some_and(|s| !s.recorder) {
+        anyhow::bail!("not a CARLA recorder file");
+    }
+    Ok(Outcome::Complete)
+}

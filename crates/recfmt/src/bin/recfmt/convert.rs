@@ -144,6 +144,52 @@ fn progress_bar(total: Option<u64>) -> ProgressBar {
 /// What converting one input gave: its outcome and the lines to report.
 type Converted = Result<(Outcome, Vec<String>)>;
 
+/// Builds a CARLA log from a trajectories table (CSV with `time,id,blueprint,x,y,z,roll,pitch,yaw`;
+/// see `recfmt_carla::tracks`), written under a temporary name.
+fn tracks_to_carla(
+    args: &ConvertArgs,
+    input: &Path,
+    output: &Path,
+) -> Result<(Outcome, Vec<String>)> {
+    use recfmt_carla::tracks::{TrackLogWriter, TrackOptions, read_tracks_csv};
+    let flavour: recfmt_carla::Flavour = args
+        .carla_build
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--carla-build {}: {e}", args.carla_build))?;
+    let mut options = TrackOptions::new(flavour);
+    options.map.clone_from(&args.map);
+    let name = output.file_name().context("the output needs a file name")?;
+    let temp = output.with_file_name(format!(".{}.partial", name.to_string_lossy()));
+    let result = (|| -> Result<recfmt_carla::tracks::TrackSummary> {
+        let file = std::io::BufWriter::new(std::fs::File::create(&temp)?);
+        let mut writer = TrackLogWriter::new(file, &options)?;
+        for row in read_tracks_csv(input)? {
+            writer.push(row?)?;
+        }
+        let (file, summary) = writer.finish()?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&temp, output)?;
+        Ok(summary)
+    })();
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            return Err(e.context(format!("building a CARLA log from {}", input.display())));
+        }
+    };
+    Ok((
+        Outcome::Complete,
+        vec![format!(
+            "wrote {} ({} frames, {} actors, from {} rows)",
+            output.display(),
+            summary.frames,
+            summary.actors,
+            summary.rows
+        )],
+    ))
+}
+
 /// Converts one input into `output`; returns what happened and the lines to report.
 fn convert_one(
     global: &GlobalArgs,
@@ -151,6 +197,13 @@ fn convert_one(
     input: &Path,
     output: &Path,
 ) -> Result<(Outcome, Vec<String>)> {
+    if args.to == ConvertTo::Carla
+        && input
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+    {
+        return tracks_to_carla(args, input, output);
+    }
     let pipeline = pipeline(args)?;
     let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
         let reader = open(global, input).map_err(|e| recfmt_core::Error::invalid(e.to_string()))?;

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => convert::convert(&cli.global, a),
         Command::Validate(a) => commands::validate(&cli.global, a),
         Command::Formats => commands::formats(),
+        Command::Carla(c) => commands::carla(c),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -56,10 +57,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// `recfmt cat … | head` closes the pipe early; that is not an error.
+/// `recfmt cat … | head` closes the pipe early; that is not an error. Format crates wrap I/O
+/// errors transparently (the `io::Error` is then not in the source chain), so their wrappers
+/// are looked into too.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<std::io::Error>().is_some_and(broken)
+            || matches!(c.downcast_ref::<recfmt_core::Error>(), Some(recfmt_core::Error::Io(io)) if broken(io))
+            || matches!(c.downcast_ref::<recfmt_carla::Error>(), Some(recfmt_carla::Error::Io(io)) if broken(io))
     })
 }

@@ -1,0 +1,862 @@
+//! Writing recordings from recfmt's generic model ([`RecordingWriter`]).
+//!
+//! Two schemas can be written:
+//!
+//! * **The adapter's own streams** ([`crate::STREAM_NAMES`], as [`crate::CarlaRecording`]
+//!   reads them): each `frame` row starts a frame; the rows of the other streams up to the
+//!   next `frame` row become that frame's packets, written in the recorder's order with the
+//!   empty "always" packets added ([`Flavour::frame_order`]; the additional-data packets
+//!   when the frame has a `platform_time` row). Consecutive `walker_bones` or
+//!   `vehicle_wheels` rows of one actor form one record. Reading a recorder file and
+//!   writing its rows back gives the same packets, except that the attribute types of
+//!   EventAdd, which the `attributes` text does not carry, are guessed from the values.
+//! * **A tracks table**: one stream with the columns `id`, `blueprint`, `x`, `y`, `z`
+//!   (metres), `roll`, `pitch`, `yaw` (degrees) besides its time column (optional `uid`,
+//!   `role_name`; others ignored), written as [`crate::tracks`] does.
+//!
+//! Any other schema fails in [`RecordingWriter::write_header`] with a message listing what
+//! does not fit. The flavour is the header's `flavour` metadata (set by the adapter) unless
+//! [`CarlaWriterOptions::flavour`] sets one, else 0.9.15; the map and date come from the
+//! `map` and `date_unix` metadata when present.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use recfmt_core::{
+    ArrayValue, FrameBuf, Header as CoreHeader, RecordingWriter, Schema, StreamDesc, Value,
+};
+
+use crate::adapter::schema as adapter_schema;
+use crate::error::Error;
+use crate::flavour::{Flavour, PacketKind};
+use crate::header::Header;
+use crate::io::Writer;
+use crate::packet::{
+    ActorAttribute, ActorDescription, BikerAnim, Bone, BoundingBox, Collision, EventAdd, EventDel,
+    EventParent, FrameStart, Gear, Kinematics, Packet, PhysicsControl, Position, SceneLight,
+    TrafficLightState, TrafficLightTime, VehicleAnim, VehicleDoor, VehicleLight, VehicleWheels,
+    WalkerAnim, WalkerBones, Weather, WheelAnim, WheelPhysics,
+};
+use crate::primitive::Vector3;
+use crate::tracks::{TrackLogWriter, TrackOptions, TrackRow, empty_packet};
+
+/// Settings of [`CarlaWriter`].
+#[derive(Debug, Clone, Default)]
+pub struct CarlaWriterOptions {
+    /// The build to write; by default the header's `flavour` metadata, else 0.9.15.
+    pub flavour: Option<Flavour>,
+    /// Map name; by default the header's `map` metadata, else `Town01`.
+    pub map: Option<String>,
+    /// Header date (Unix seconds); by default the `date_unix` metadata, else now.
+    pub date: Option<i64>,
+}
+
+/// A [`RecordingWriter`] producing a recorder file (see the module documentation).
+///
+/// ```
+/// use recfmt_carla::{CarlaRecording, writer::{CarlaWriter, CarlaWriterOptions}};
+/// use recfmt_core::{DType, FrameBuf, Header, RecordingReader, RecordingWriter, Schema, SignalDesc, StreamDesc, TimeBase, Value};
+///
+/// let mut s = StreamDesc::new("tracks", SignalDesc::scalar("time", DType::F64), TimeBase::SECONDS);
+/// for (n, d) in [("id", DType::U32), ("blueprint", DType::Str), ("x", DType::F64), ("y", DType::F64),
+///                ("z", DType::F64), ("roll", DType::F64), ("pitch", DType::F64), ("yaw", DType::F64)] {
+///     s.signals.push(SignalDesc::scalar(n, d));
+/// }
+/// let schema = Schema { streams: vec![s] };
+/// let mut w = CarlaWriter::new(std::io::Cursor::new(Vec::new()), CarlaWriterOptions::default());
+/// w.write_header(&Header::default(), &schema)?;
+/// for t in 0..3 {
+///     let mut row = FrameBuf::default();
+///     row.reset(0, 9);
+///     row.values = vec![Value::Float(t as f64), Value::UInt(5), Value::Str("vehicle.audi.tt".into()),
+///         Value::Float(1.0 + t as f64), Value::Float(2.0), Value::Float(0.0),
+///         Value::Float(0.0), Value::Float(0.0), Value::Float(90.0)];
+///     w.write_frame(&row)?;
+/// }
+/// w.finish()?;
+/// let bytes = w.into_inner().unwrap().into_inner();
+/// let rec = CarlaRecording::new(&bytes[..], &Default::default(), None)?;
+/// assert_eq!(rec.flavour().map(|f| f.name()), Some("0.9.15"));
+/// # Ok::<(), recfmt_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct CarlaWriter<W: Write + Seek> {
+    out: Option<W>,
+    options: CarlaWriterOptions,
+    mode: Mode<W>,
+    rows: u64,
+}
+
+#[derive(Debug)]
+enum Mode<W: Write + Seek> {
+    Unstarted,
+    Native(Box<Native<W>>),
+    Tracks(Box<Tracks<W>>),
+    Finished(Option<W>),
+}
+
+#[derive(Debug)]
+struct Tracks<W: Write + Seek> {
+    writer: TrackLogWriter<W>,
+    desc: StreamDesc,
+    cols: [usize; 8],
+    uid: Option<usize>,
+    role: Option<usize>,
+}
+
+#[derive(Debug)]
+struct Native<W: Write + Seek> {
+    w: Writer<W>,
+    flavour: Flavour,
+    /// Stream index → packet kind.
+    kinds: Vec<Option<PacketKind>>,
+    frame: Option<FrameStart>,
+    packets: Vec<(PacketKind, Packet)>,
+    additional: bool,
+}
+
+/// Creates a writer at `path` (the registry's `create`). The file is written under a
+/// temporary name beside `path` (`.<name>.partial`) and renamed when
+/// [`RecordingWriter::finish`] succeeds; nothing is created when the schema does not fit,
+/// and the partial file is removed when the writer is dropped unfinished.
+pub fn create(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| invalid("output path has no file name"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(".partial");
+    Ok(Box::new(PathWriter {
+        target: path.to_path_buf(),
+        temp: path.with_file_name(temp_name),
+        inner: None,
+        created: false,
+    }))
+}
+
+/// [`CarlaWriter`] over a file created once the schema is known to fit.
+#[derive(Debug)]
+struct PathWriter {
+    target: PathBuf,
+    temp: PathBuf,
+    inner: Option<CarlaWriter<BufWriter<File>>>,
+    created: bool,
+}
+
+impl RecordingWriter for PathWriter {
+    fn write_header(&mut self, header: &CoreHeader, schema: &Schema) -> recfmt_core::Result<()> {
+        let options = CarlaWriterOptions::default();
+        check_schema(schema, choose_flavour(&options, header))?;
+        let file = File::create(&self.temp)?;
+        self.created = true;
+        let mut w = CarlaWriter::new(BufWriter::with_capacity(1 << 20, file), options);
+        w.write_header(header, schema)?;
+        self.inner = Some(w);
+        Ok(())
+    }
+
+    fn write_frame(&mut self, frame: &FrameBuf) -> recfmt_core::Result<()> {
+        match &mut self.inner {
+            Some(w) => w.write_frame(frame),
+            None => Err(invalid("carla writer: write_header must come first")),
+        }
+    }
+
+    fn finish(&mut self) -> recfmt_core::Result<()> {
+        let Some(mut w) = self.inner.take() else {
+            return Ok(());
+        };
+        w.finish()?;
+        let out = w
+            .into_inner()
+            .ok_or_else(|| invalid("carla writer: no output after finish"))?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&self.temp, &self.target)?;
+        self.created = false;
+        Ok(())
+    }
+}
+
+impl Drop for PathWriter {
+    fn drop(&mut self) {
+        if self.created {
+            self.inner = None;
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> recfmt_core::Error {
+    recfmt_core::Error::invalid(msg.into())
+}
+
+const TRACK_COLUMNS: [&str; 8] = ["id", "blueprint", "x", "y", "z", "roll", "pitch", "yaw"];
+
+impl<W: Write + Seek> CarlaWriter<W> {
+    /// A writer to `out`; nothing is written before [`RecordingWriter::write_header`].
+    pub fn new(out: W, options: CarlaWriterOptions) -> Self {
+        CarlaWriter {
+            out: Some(out),
+            options,
+            mode: Mode::Unstarted,
+            rows: 0,
+        }
+    }
+
+    /// The output, once [`RecordingWriter::finish`] has run.
+    pub fn into_inner(self) -> Option<W> {
+        match self.mode {
+            Mode::Finished(w) => w,
+            _ => None,
+        }
+    }
+
+    fn header_for(&self, header: &CoreHeader, flavour: Flavour) -> Header {
+        let meta = &header.metadata;
+        let map = self
+            .options
+            .map
+            .clone()
+            .or_else(|| meta.get("map").cloned())
+            .unwrap_or_else(|| "Town01".into());
+        let date = self
+            .options
+            .date
+            .or_else(|| meta.get("date_unix").and_then(|d| d.parse().ok()))
+            .unwrap_or_else(|| TrackOptions::new(flavour).date);
+        let mut h = Header::new(map.as_str(), date);
+        h.version = flavour.header_version();
+        h
+    }
+}
+
+/// The flavour to write: the options', the header metadata's, else 0.9.15.
+fn choose_flavour(options: &CarlaWriterOptions, header: &CoreHeader) -> Flavour {
+    let meta = header
+        .metadata
+        .get("flavour")
+        .and_then(|f| f.parse::<Flavour>().ok());
+    options.flavour.or(meta).unwrap_or(Flavour::Carla0915)
+}
+
+/// Fails, listing what does not fit, unless `schema` is the adapter's or a tracks table.
+pub fn check_schema(schema: &Schema, flavour: Flavour) -> recfmt_core::Result<()> {
+    let native = native_misfits(schema, flavour);
+    if native.is_empty() {
+        return Ok(());
+    }
+    let tracks = tracks_misfits(schema);
+    if tracks.is_empty() {
+        return Ok(());
+    }
+    Err(misfit_error(&native, &tracks))
+}
+
+fn misfit_error(native: &[String], tracks: &[String]) -> recfmt_core::Error {
+    invalid(format!(
+        "cannot write this schema as a CARLA recording: it is neither carla's own streams ({}) nor a tracks table (one stream with time, {}); {}",
+        native.join("; "),
+        TRACK_COLUMNS.join(", "),
+        tracks.join("; ")
+    ))
+}
+
+/// Why the schema is not the adapter's: empty when it is.
+fn native_misfits(schema: &Schema, flavour: Flavour) -> Vec<String> {
+    let own = adapter_schema(flavour);
+    let mut problems = Vec::new();
+    for s in &schema.streams {
+        match own.streams.iter().find(|o| o.name == s.name) {
+            None => problems.push(format!("stream {:?} is not a carla stream", s.name)),
+            Some(o) => {
+                let names =
+                    |d: &StreamDesc| d.signals.iter().map(|x| x.name.clone()).collect::<Vec<_>>();
+                if names(o) != names(s) {
+                    problems.push(format!(
+                        "stream {:?} has columns [{}], carla's are [{}]",
+                        s.name,
+                        names(s).join(", "),
+                        names(o).join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    if schema.stream_index("frame").is_none() {
+        problems.push("no \"frame\" stream".into());
+    }
+    problems
+}
+
+/// Why the schema is not a tracks table: empty when it is.
+fn tracks_misfits(schema: &Schema) -> Vec<String> {
+    if schema.streams.len() != 1 {
+        return vec![format!(
+            "a tracks table is one stream, this schema has {}",
+            schema.streams.len()
+        )];
+    }
+    let s = &schema.streams[0];
+    let missing: Vec<&str> = TRACK_COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| find_col(s, c).is_none())
+        .collect();
+    if missing.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "stream {:?} lacks the tracks column(s) {}",
+            s.name,
+            missing.join(", ")
+        )]
+    }
+}
+
+fn find_col(s: &StreamDesc, name: &str) -> Option<usize> {
+    s.signals
+        .iter()
+        .position(|x| x.name.eq_ignore_ascii_case(name))
+}
+
+impl<W: Write + Seek> RecordingWriter for CarlaWriter<W> {
+    fn write_header(&mut self, header: &CoreHeader, schema: &Schema) -> recfmt_core::Result<()> {
+        if !matches!(self.mode, Mode::Unstarted) {
+            return Err(invalid("carla writer: write_header called twice"));
+        }
+        let flavour = choose_flavour(&self.options, header);
+        let out = self
+            .out
+            .take()
+            .ok_or_else(|| invalid("carla writer: no output"))?;
+        let native = native_misfits(schema, flavour);
+        if native.is_empty() {
+            let mut w = Writer::new(out, flavour);
+            w.write_header(&self.header_for(header, flavour))?;
+            let kinds = schema
+                .streams
+                .iter()
+                .map(|s| stream_kind(&s.name))
+                .collect();
+            self.mode = Mode::Native(Box::new(Native {
+                w,
+                flavour,
+                kinds,
+                frame: None,
+                packets: Vec::new(),
+                additional: false,
+            }));
+            return Ok(());
+        }
+        let tracks = tracks_misfits(schema);
+        if tracks.is_empty() {
+            let s = &schema.streams[0];
+            let h = self.header_for(header, flavour);
+            let options = TrackOptions {
+                flavour,
+                map: h.map.to_string(),
+                date: h.date,
+            };
+            let mut cols = [0usize; 8];
+            for (slot, name) in cols.iter_mut().zip(TRACK_COLUMNS) {
+                *slot = find_col(s, name).unwrap_or(0);
+            }
+            self.mode = Mode::Tracks(Box::new(Tracks {
+                writer: TrackLogWriter::new(out, &options)?,
+                desc: s.clone(),
+                cols,
+                uid: find_col(s, "uid"),
+                role: find_col(s, "role_name"),
+            }));
+            return Ok(());
+        }
+        self.out = Some(out);
+        Err(misfit_error(&native, &tracks))
+    }
+
+    fn write_frame(&mut self, frame: &FrameBuf) -> recfmt_core::Result<()> {
+        self.rows += 1;
+        let row = self.rows;
+        match &mut self.mode {
+            Mode::Native(n) => n.row(frame, row),
+            Mode::Tracks(t) => t.row(frame, row),
+            Mode::Unstarted => Err(invalid("carla writer: write_header must come first")),
+            Mode::Finished(_) => Err(invalid("carla writer: write_frame after finish")),
+        }
+    }
+
+    fn finish(&mut self) -> recfmt_core::Result<()> {
+        let mode = std::mem::replace(&mut self.mode, Mode::Finished(None));
+        let out = match mode {
+            Mode::Native(mut n) => {
+                n.flush_frame()?;
+                n.w.into_inner()?
+            }
+            Mode::Tracks(t) => t.writer.finish()?.0,
+            Mode::Finished(w) => {
+                self.mode = Mode::Finished(w);
+                return Ok(());
+            }
+            Mode::Unstarted => {
+                self.mode = Mode::Unstarted;
+                return Err(invalid("carla writer: finish before write_header"));
+            }
+        };
+        self.mode = Mode::Finished(Some(out));
+        Ok(())
+    }
+}
+
+fn stream_kind(name: &str) -> Option<PacketKind> {
+    if name == "frame" {
+        return Some(PacketKind::FrameStart);
+    }
+    PacketKind::ALL.iter().copied().find(|k| k.name() == name)
+}
+
+/// Reads typed values out of a row, naming the row and column on failure.
+struct Row<'a> {
+    v: &'a [Value],
+    row: u64,
+    stream: &'a str,
+}
+
+impl Row<'_> {
+    fn err(&self, i: usize, what: &str) -> recfmt_core::Error {
+        invalid(format!(
+            "row {} (stream {:?}), column {i}: {what}, found {:?}",
+            self.row,
+            self.stream,
+            self.v.get(i)
+        ))
+    }
+    fn f64(&self, i: usize) -> recfmt_core::Result<f64> {
+        self.v
+            .get(i)
+            .and_then(Value::as_f64)
+            .ok_or_else(|| self.err(i, "expected a number"))
+    }
+    fn f32(&self, i: usize) -> recfmt_core::Result<f32> {
+        Ok(self.f64(i)? as f32)
+    }
+    fn u64(&self, i: usize) -> recfmt_core::Result<u64> {
+        self.v
+            .get(i)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| self.err(i, "expected an unsigned integer"))
+    }
+    fn u32(&self, i: usize) -> recfmt_core::Result<u32> {
+        u32::try_from(self.u64(i)?).map_err(|_| self.err(i, "expected a u32"))
+    }
+    fn u8(&self, i: usize) -> recfmt_core::Result<u8> {
+        u8::try_from(self.u64(i)?).map_err(|_| self.err(i, "expected a u8"))
+    }
+    fn i32(&self, i: usize) -> recfmt_core::Result<i32> {
+        self.v
+            .get(i)
+            .and_then(Value::as_i64)
+            .and_then(|x| i32::try_from(x).ok())
+            .ok_or_else(|| self.err(i, "expected an i32"))
+    }
+    fn bool(&self, i: usize) -> recfmt_core::Result<bool> {
+        match self.v.get(i) {
+            Some(Value::Bool(b)) => Ok(*b),
+            _ => Ok(self.u64(i)? != 0),
+        }
+    }
+    fn str(&self, i: usize) -> recfmt_core::Result<&str> {
+        match self.v.get(i) {
+            Some(Value::Str(s)) => Ok(s),
+            _ => Err(self.err(i, "expected text")),
+        }
+    }
+    fn vector(&self, i: usize, width: crate::VectorWidth) -> recfmt_core::Result<Vector3> {
+        Ok(Vector3::new(
+            width,
+            self.f64(i)?,
+            self.f64(i + 1)?,
+            self.f64(i + 2)?,
+        ))
+    }
+    fn f32_list(&self, i: usize) -> recfmt_core::Result<Vec<f32>> {
+        match self.v.get(i) {
+            Some(Value::Array(ArrayValue::F32(v))) => Ok(v.clone()),
+            Some(Value::Array(ArrayValue::F64(v))) => Ok(v.iter().map(|x| *x as f32).collect()),
+            _ => Err(self.err(i, "expected a list of floats")),
+        }
+    }
+}
+
+/// The attribute type byte a value suggests (version-1 numbering).
+fn guess_attribute_type(value: &str) -> u8 {
+    let is_int = |s: &str| {
+        !s.is_empty()
+            && s.trim_start_matches('-')
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+    };
+    if value.eq_ignore_ascii_case("true") || value.eq_ignore_ascii_case("false") {
+        0
+    } else if is_int(value) {
+        1
+    } else if value.parse::<f64>().is_ok() && value.contains('.') {
+        2
+    } else if value.split(',').count() == 3 && value.split(',').all(|p| is_int(p.trim())) {
+        4
+    } else {
+        3
+    }
+}
+
+fn parse_attributes(text: &str, version: u16) -> Vec<ActorAttribute> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    text.split("; ")
+        .map(|pair| {
+            let (id, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let kind = guess_attribute_type(value) + u8::from(version >= 2);
+            ActorAttribute {
+                kind,
+                id: id.into(),
+                value: value.into(),
+            }
+        })
+        .collect()
+}
+
+impl<W: Write + Seek> Native<W> {
+    fn row(&mut self, frame: &FrameBuf, row: u64) -> recfmt_core::Result<()> {
+        let kind = self
+            .kinds
+            .get(frame.stream)
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                invalid(format!(
+                    "row {row}: stream {} is not in the schema",
+                    frame.stream
+                ))
+            })?;
+        let name = if kind == PacketKind::FrameStart {
+            "frame"
+        } else {
+            kind.name()
+        };
+        let r = Row {
+            v: &frame.values,
+            row,
+            stream: name,
+        };
+        if kind == PacketKind::FrameStart {
+            self.flush_frame()?;
+            self.frame = Some(FrameStart {
+                id: r.u64(1)?,
+                elapsed: r.f64(0)?,
+                duration_this: r.f64(2)?,
+            });
+            return Ok(());
+        }
+        if self.frame.is_none() {
+            return Err(invalid(format!(
+                "row {row} (stream {name:?}) comes before the first \"frame\" row"
+            )));
+        }
+        let width = self.flavour.vector_width();
+        let version = self.flavour.header_version();
+        // The packet of this kind in the current frame (created on first use).
+        let at = match self.packets.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.packets.push((kind, empty_packet(kind)));
+                self.packets.len() - 1
+            }
+        };
+        let packet = &mut self.packets[at].1;
+        match packet {
+            Packet::EventAdd(v) => v.push(EventAdd {
+                database_id: r.u32(2)?,
+                actor_type: r.u8(3)?,
+                location: r.vector(4, width)?,
+                rotation: r.vector(7, width)?,
+                description: ActorDescription {
+                    uid: r.u32(10)?,
+                    id: r.str(11)?.into(),
+                    attributes: parse_attributes(r.str(12)?, version),
+                },
+            }),
+            Packet::EventDel(v) => v.push(EventDel {
+                database_id: r.u32(2)?,
+            }),
+            Packet::EventParent(v) => v.push(EventParent {
+                database_id: r.u32(2)?,
+                database_id_parent: r.u32(3)?,
+            }),
+            Packet::Collision(v) => v.push(Collision {
+                id: r.u32(2)?,
+                database_id1: r.u32(3)?,
+                database_id2: r.u32(4)?,
+                is_actor1_hero: r.bool(5)?,
+                is_actor2_hero: r.bool(6)?,
+            }),
+            Packet::Position(v) => v.push(Position {
+                database_id: r.u32(2)?,
+                location: r.vector(3, width)?,
+                rotation: r.vector(6, width)?,
+            }),
+            Packet::TrafficLight(v) => v.push(TrafficLightState {
+                database_id: r.u32(2)?,
+                state: r.u8(3)?,
+                is_frozen: r.bool(4)?,
+                elapsed_time: r.f32(5)?,
+            }),
+            Packet::VehicleAnim(v) => v.push(VehicleAnim {
+                database_id: r.u32(2)?,
+                steering: r.f32(3)?,
+                throttle: r.f32(4)?,
+                brake: r.f32(5)?,
+                handbrake: r.bool(6)?,
+                gear: r.i32(7)?,
+            }),
+            Packet::WalkerAnim(v) => v.push(WalkerAnim {
+                database_id: r.u32(2)?,
+                speed: r.f32(3)?,
+            }),
+            Packet::VehicleLight(v) => v.push(VehicleLight {
+                database_id: r.u32(2)?,
+                state: r.u32(3)?,
+            }),
+            Packet::SceneLight(v) => v.push(SceneLight {
+                light_id: r.i32(2)?,
+                intensity: r.f32(3)?,
+                color: [r.f32(4)?, r.f32(5)?, r.f32(6)?, r.f32(7)?],
+                on: r.bool(8)?,
+                light_type: r.u8(9)?,
+            }),
+            Packet::Kinematics(v) => v.push(Kinematics {
+                database_id: r.u32(2)?,
+                linear_velocity: r.vector(3, width)?,
+                angular_velocity: r.vector(6, width)?,
+            }),
+            Packet::BoundingBox(v) | Packet::TriggerVolume(v) => v.push(BoundingBox {
+                database_id: r.u32(2)?,
+                origin: r.vector(3, width)?,
+                extent: r.vector(6, width)?,
+            }),
+            Packet::PlatformTime(t) => {
+                *t = r.f64(2)?;
+                self.additional = true;
+            }
+            Packet::VisualTime(t) => *t = r.f64(2)?,
+            Packet::TrafficLightTime(v) => v.push(TrafficLightTime {
+                database_id: r.u32(2)?,
+                green_time: r.f32(3)?,
+                yellow_time: r.f32(4)?,
+                red_time: r.f32(5)?,
+            }),
+            Packet::BikerAnim(v) => v.push(BikerAnim {
+                database_id: r.u32(2)?,
+                forward_speed: r.f32(3)?,
+                engine_rotation: r.f32(4)?,
+            }),
+            Packet::VehicleDoor(v) => v.push(VehicleDoor {
+                database_id: r.u32(2)?,
+                doors: r.u8(3)?,
+                is_open: r.bool(4)?,
+            }),
+            Packet::Weather(v) => {
+                let mut a = [0f32; 14];
+                for (k, x) in a.iter_mut().enumerate() {
+                    *x = r.f32(2 + k)?;
+                }
+                v.push(Weather::from_array(a));
+            }
+            Packet::WalkerBones(v) => {
+                let id = r.u32(2)?;
+                let bone = Bone {
+                    name: r.str(3)?.into(),
+                    location: r.vector(4, width)?,
+                    rotation: r.vector(7, width)?,
+                };
+                match v.last_mut() {
+                    Some(w) if w.database_id == id => w.bones.push(bone),
+                    _ => v.push(WalkerBones {
+                        database_id: id,
+                        bones: vec![bone],
+                    }),
+                }
+            }
+            Packet::VehicleWheels(v) => {
+                let id = r.u32(2)?;
+                let wheel = WheelAnim {
+                    location: r.u8(3)?,
+                    steering_angle: r.f32(4)?,
+                    tire_rotation: r.f32(5)?,
+                };
+                match v.last_mut() {
+                    Some(w) if w.database_id == id => w.wheels.push(wheel),
+                    _ => v.push(VehicleWheels {
+                        database_id: id,
+                        wheels: vec![wheel],
+                    }),
+                }
+            }
+            Packet::PhysicsControl(v) => {
+                if self.flavour.wheel_physics() == crate::WheelPhysicsLayout::Opaque {
+                    let Some(Value::Bytes(b)) = frame.values.get(2) else {
+                        return Err(r.err(2, "expected the opaque body bytes"));
+                    };
+                    *packet = Packet::PhysicsControlOpaque(b.clone());
+                } else {
+                    v.push(physics(&r, self.flavour)?);
+                }
+            }
+            Packet::PhysicsControlOpaque(_)
+            | Packet::FrameStart(_)
+            | Packet::FrameEnd
+            | Packet::FrameCounter(_)
+            | Packet::User { .. }
+            | Packet::Unknown { .. } => {
+                return Err(invalid(format!(
+                    "row {row}: stream {name:?} cannot be written"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_frame(&mut self) -> recfmt_core::Result<()> {
+        let Some(start) = self.frame.take() else {
+            return Ok(());
+        };
+        let flavour = self.flavour;
+        self.w.write_packet(&Packet::FrameStart(start))?;
+        let mut packets = std::mem::take(&mut self.packets);
+        for (kind, always) in flavour.frame_order(self.additional) {
+            if kind == PacketKind::FrameStart {
+                continue;
+            }
+            let given = packets
+                .iter()
+                .position(|(k, _)| *k == kind)
+                .map(|i| packets.swap_remove(i).1);
+            match given {
+                Some(p) if p.record_count() > 0 || always => {
+                    self.w.write_packet(&p)?;
+                }
+                Some(_) => {}
+                None if always => {
+                    let p = if kind == PacketKind::VisualTime {
+                        Packet::VisualTime(start.elapsed)
+                    } else {
+                        empty_packet(kind)
+                    };
+                    self.w.write_packet(&p)?;
+                }
+                None => {}
+            }
+        }
+        if let Some((kind, _)) = packets.first() {
+            return Err(Error::NotInFlavour {
+                packet: kind.name(),
+                flavour,
+            }
+            .into());
+        }
+        self.additional = false;
+        Ok(())
+    }
+}
+
+fn physics(r: &Row<'_>, flavour: Flavour) -> recfmt_core::Result<PhysicsControl> {
+    let pairs = |v: Vec<f32>| v.chunks_exact(2).map(|c| [c[0], c[1]]).collect::<Vec<_>>();
+    let lists: Vec<Vec<f32>> = (19..31)
+        .map(|i| match r.v.get(i) {
+            Some(Value::Null) => Ok(Vec::new()),
+            _ => r.f32_list(i),
+        })
+        .collect::<recfmt_core::Result<_>>()?;
+    let stiffness = flavour.wheel_physics() == crate::WheelPhysicsLayout::Wheel48;
+    let n = lists[0].len();
+    let get = |l: usize, k: usize| lists[l].get(k).copied().unwrap_or(0.0);
+    let wheels = (0..n)
+        .map(|k| WheelPhysics {
+            tire_friction: get(0, k),
+            damping_rate: get(1, k),
+            max_steer_angle: get(2, k),
+            radius: get(3, k),
+            max_brake_torque: get(4, k),
+            max_handbrake_torque: get(5, k),
+            stiffness: stiffness.then(|| [get(6, k), get(7, k), get(8, k)]),
+            position: [get(9, k), get(10, k), get(11, k)],
+        })
+        .collect();
+    Ok(PhysicsControl {
+        database_id: r.u32(2)?,
+        max_rpm: r.f32(3)?,
+        moi: r.f32(4)?,
+        damping_rate_full_throttle: r.f32(5)?,
+        damping_rate_zero_throttle_clutch_engaged: r.f32(6)?,
+        damping_rate_zero_throttle_clutch_disengaged: r.f32(7)?,
+        use_gear_autobox: r.bool(8)?,
+        clutch_strength: r.f32(9)?,
+        final_ratio: r.f32(10)?,
+        mass: r.f32(11)?,
+        drag_coefficient: r.f32(12)?,
+        center_of_mass: [r.f32(13)?, r.f32(14)?, r.f32(15)?],
+        torque_curve: pairs(r.f32_list(16)?),
+        forward_gears: r
+            .f32_list(17)?
+            .chunks_exact(3)
+            .map(|c| Gear {
+                ratio: c[0],
+                down_ratio: c[1],
+                up_ratio: c[2],
+            })
+            .collect(),
+        steering_curve: pairs(r.f32_list(18)?),
+        wheels,
+    })
+}
+
+impl<W: Write + Seek> Tracks<W> {
+    fn row(&mut self, frame: &FrameBuf, row: u64) -> recfmt_core::Result<()> {
+        if frame.stream != 0 {
+            return Err(invalid(format!(
+                "row {row}: unknown stream {}",
+                frame.stream
+            )));
+        }
+        let r = Row {
+            v: &frame.values,
+            row,
+            stream: "tracks",
+        };
+        let c = self.cols;
+        let time = frame.time_seconds(&self.desc);
+        let opt_text = |i: Option<usize>| match i.and_then(|i| frame.values.get(i)) {
+            Some(Value::Str(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        };
+        let t = TrackRow {
+            time: time.ok_or_else(|| r.err(self.desc.time, "expected a time"))?,
+            id: r.u32(c[0])?,
+            blueprint: r.str(c[1])?.to_owned(),
+            x: r.f64(c[2])?,
+            y: r.f64(c[3])?,
+            z: r.f64(c[4])?,
+            roll: r.f64(c[5])?,
+            pitch: r.f64(c[6])?,
+            yaw: r.f64(c[7])?,
+            uid: match self.uid.and_then(|i| frame.values.get(i)) {
+                Some(v) => v.as_u64().and_then(|u| u32::try_from(u).ok()).unwrap_or(0),
+                None => 0,
+            },
+            role_name: opt_text(self.role),
+        };
+        self.writer.push(t).map_err(Into::into)
+    }
+}

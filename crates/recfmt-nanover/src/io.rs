@@ -1,0 +1,7 @@
+//! Streaming low-level reader and writer of `.traj` and `.state` files.
+
+pub mod reader;
+pub mod writer;
+
+pub use reader::{NANOVER_MAX_INTERVAL_US, RESYNC_WINDOW_US, Reader, Record};
+pub use writer::Writer;

@@ -1,0 +1,126 @@
+//! NanoVer recordings: the `.traj` (frames) and `.state` (shared state) files written by
+//! NanoVer's Python server (nanover-server-py, until it moved to `.nanover.zip` in October
+//! 2025) and its Rust server (nanover-rs).
+//!
+//! A file is a 16-byte header (`u64` LE magic 6661355757386708963, `u64` LE version 2) and
+//! records of `u128` LE timestamp (µs since the recorder started), `u64` LE payload length and
+//! a protobuf payload: a `GetFrameResponse` in a `.traj`, a `StateUpdate` in a `.state`.
+//! Version 1 (Rust server, 2023) has no header and bare `FrameData` frames. Research notes:
+//! `shared/specs/nanover.md`.
+//!
+//! | | read | write |
+//! |---|---|---|
+//! | version 2 `.traj` / `.state` | yes | yes, strictly increasing timestamps |
+//! | version 1 (headerless) | when asked, or when detection is sure | yes |
+//! | round trip | equal decoded messages (map order is not kept; ours is sorted) | |
+//! | torn last record | every complete record kept, loss reported | — |
+//! | garbage between records | opt-in resync (always in [`check`] / [`repair`]) | — |
+//! | writer quirks | `residue.ids` as floats or strings, empty arrays stored as index arrays, `particle.count` only in topology frames | |
+//! | `.nanover.zip` (since Oct 2025; feature `nanover-zip`, on by default) | yes, mapped onto the same messages | — |
+//!
+//! Levels, from the bytes up:
+//!
+//! * [`io::Reader`] / [`io::Writer`]: records, raw or decoded into the prost messages of
+//!   this crate ([`GetFrameResponse`], [`FrameData`], [`ValueArray`], [`StateUpdate`]).
+//! * [`FrameView`] / [`StateView`]: the full frame and state built from deltas (frame index 0
+//!   resets; optionally a change of `system.simulation.counter` too; a null state value
+//!   removes its key).
+//! * [`Timeline`]: a `.traj` and its `.state` merged by timestamp; [`Splitter`],
+//!   [`split_sessions`] and [`split_files`]: sessions, like NanoVer's split tool without its
+//!   bugs.
+//! * [`check`] and [`repair`]: what `nanover-check-recording` finds and what it misses, and a
+//!   valid copy.
+//! * [`NanoverRecording`]: the [`recfmt_core::RecordingReader`] adapter (streams `frames`,
+//!   `particles`, `state`), and [`FORMAT`] for the registry (which also opens `.nanover.zip`,
+//!   read by `nzip` into the same messages).
+//!
+//! Low level, with the aggregate:
+//!
+//! ```
+//! use recfmt_nanover::{FileKind, FrameView, generate, io::Reader};
+//! let (traj, _) = generate::small_recording_bytes()?;
+//! let mut reader = Reader::new(&traj[..], FileKind::Trajectory);
+//! let mut view = FrameView::new();
+//! let mut sessions = 0;
+//! while let Some((timestamp_us, frame)) = reader.read_frame()? {
+//!     if view.apply(&frame) {
+//!         sessions += 1;
+//!     }
+//!     let n = view.particle_count().unwrap_or(0);
+//!     assert!(n == 3 || n == 4, "at {timestamp_us} us");
+//! }
+//! assert_eq!(sessions, 2);
+//! # Ok::<(), recfmt_nanover::Error>(())
+//! ```
+//!
+//! Generic adapter (what `recfmt` export and convert use):
+//!
+//! ```
+//! use recfmt_core::{FrameBuf, ReadOptions, RecordingReader};
+//! use recfmt_nanover::{NanoverRecording, generate};
+//! let (traj, state) = generate::small_recording_bytes()?;
+//! let mut rec = NanoverRecording::from_bytes(Some(&traj), Some(&state), &ReadOptions::default())?;
+//! let names: Vec<_> = rec.schema().streams.iter().map(|s| s.name.as_str()).collect();
+//! assert_eq!(names, ["frames", "particles", "state"]);
+//! let mut row = FrameBuf::default();
+//! let mut rows = 0;
+//! while rec.read_frame(&mut row)? {
+//!     rows += 1;
+//! }
+//! assert_eq!(rows, 7 + (3 * 4 + 4 * 3) + 7);
+//! assert!(!rec.integrity().lost_data());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod aggregate;
+mod check;
+pub mod error;
+pub mod generate;
+mod header;
+pub mod io;
+mod json;
+#[cfg(feature = "nanover-zip")]
+mod msgpack;
+#[cfg(feature = "nanover-zip")]
+pub mod nzip;
+mod probe;
+mod proto;
+mod recording;
+mod report;
+mod session;
+mod timeline;
+
+pub use aggregate::{FrameView, SIMULATION_COUNTER, StateView};
+pub use check::{
+    CheckOptions, RepairOptions, RepairSummary, check, check_file, check_reader, repair,
+    repair_stream, repair_with, repaired_path,
+};
+pub use error::{Error, Result};
+pub use header::{
+    FORMAT_VERSION, FileKind, HEADER_LEN, MAGIC, PLAUSIBLE_TIMESTAMP, RECORD_HEADER_LEN, Version,
+    VersionPolicy, header_bytes, parse_record_header, sniff_kind, sniff_v1,
+};
+pub use json::{struct_to_json, value_to_json};
+pub use probe::{FORMAT, score};
+pub use proto::{
+    FloatArray, FrameData, GetFrameResponse, IndexArray, Kind, ListValue, NullValue, StateUpdate,
+    StringArray, Struct, Value, ValueArray, Values, is_null, null, number,
+};
+pub use recording::{
+    FRAMES_STREAM, INFO, NanoverRecording, PARTICLES_STREAM, STATE_STREAM, is_nanover_zip,
+    zip_head_is_nanover,
+};
+pub use report::{FileReport, Finding, FindingKind, NanoverVerdict, Report, Severity};
+pub use session::{
+    Session, SplitEvent, SplitPart, SplitRule, Splitter, split_files, split_sessions,
+};
+pub use timeline::{Event, RecordingPaths, Timeline, open_file, sniff_path};
+
+/// The format id used on the command line and in metadata.
+pub const FORMAT_ID: &str = "nanover";
+
+const _: fn() = || {
+    fn assert_send<T: Send>() {}
+    assert_send::<NanoverRecording<std::io::BufReader<std::fs::File>>>();
+};

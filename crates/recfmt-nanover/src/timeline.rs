@@ -1,0 +1,230 @@
+//! One timeline from a `.traj` and its `.state`, merged by timestamp.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use recfmt_core::ReadOptions;
+
+use crate::error::Result;
+use crate::header::{FileKind, VersionPolicy};
+use crate::io::Reader;
+use crate::proto::{GetFrameResponse, StateUpdate};
+
+/// One moment of a recording: a frame, a state update, or both when their timestamps are
+/// equal (as NanoVer's `iter_recording_files` yields them).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Event {
+    /// Microseconds since the recorder started.
+    pub timestamp: u128,
+    /// The frame record at this time.
+    pub frame: Option<GetFrameResponse>,
+    /// The state record at this time.
+    pub state: Option<StateUpdate>,
+}
+
+/// The files of one recording.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordingPaths {
+    /// The `.traj`, when there is one.
+    pub traj: Option<PathBuf>,
+    /// The `.state`, when there is one.
+    pub state: Option<PathBuf>,
+}
+
+impl RecordingPaths {
+    /// Resolves a path: a `.traj` picks up the `.state` beside it with the same stem (when it
+    /// exists); a `.state` stands alone; any other extension is sniffed from the content (a
+    /// frame or a state update in the first record) and defaults to a trajectory.
+    pub fn resolve(path: &Path) -> Self {
+        match FileKind::from_path(path).or_else(|| sniff_path(path)) {
+            Some(FileKind::State) => RecordingPaths {
+                traj: None,
+                state: Some(path.to_path_buf()),
+            },
+            _ => {
+                let sibling = path.with_extension("state");
+                RecordingPaths {
+                    traj: Some(path.to_path_buf()),
+                    state: (sibling != path && sibling.is_file()).then_some(sibling),
+                }
+            }
+        }
+    }
+}
+
+/// Guesses the kind of a file without a `.traj`/`.state` extension from its first payload.
+pub fn sniff_path(path: &Path) -> Option<FileKind> {
+    let mut head = Vec::with_capacity(64);
+    File::open(path)
+        .and_then(|f| f.take(64).read_to_end(&mut head))
+        .ok()?;
+    let first = head.get(crate::HEADER_LEN + crate::RECORD_HEADER_LEN..)?;
+    crate::header::sniff_kind(first)
+}
+
+/// Opens one file as a buffered reader that knows its length and names the file in warnings.
+pub fn open_file(
+    path: &Path,
+    kind: FileKind,
+    options: &ReadOptions,
+) -> std::io::Result<Reader<BufReader<File>>> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut reader =
+        Reader::new(BufReader::with_capacity(1 << 16, file), kind).with_options(options);
+    reader.set_total_len(Some(len));
+    reader.set_label(path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    ));
+    Ok(reader)
+}
+
+/// Merges the frames of a `.traj` and the updates of a `.state` into [`Event`]s in timestamp
+/// order. Either file may be absent.
+///
+/// ```
+/// use recfmt_nanover::{Timeline, generate};
+/// let (traj, state) = generate::small_recording_bytes()?;
+/// let timeline = Timeline::from_bytes(Some(&traj), Some(&state))?;
+/// let events: Vec<_> = timeline.collect::<Result<_, _>>()?;
+/// assert!(events.windows(2).all(|w| w[0].timestamp < w[1].timestamp));
+/// assert!(events.iter().any(|e| e.frame.is_some() && e.state.is_some()));
+/// # Ok::<(), recfmt_nanover::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Timeline<T, S> {
+    traj: Option<Reader<T>>,
+    state: Option<Reader<S>>,
+    next_frame: Option<(u128, GetFrameResponse)>,
+    next_state: Option<(u128, StateUpdate)>,
+    primed: bool,
+}
+
+impl Timeline<BufReader<File>, BufReader<File>> {
+    /// Opens the files of a recording.
+    pub fn open(paths: &RecordingPaths, options: &ReadOptions) -> recfmt_core::Result<Self> {
+        use recfmt_core::ResultExt;
+        let traj = match &paths.traj {
+            Some(p) => Some(open_file(p, FileKind::Trajectory, options).in_file(p)?),
+            None => None,
+        };
+        let state = match &paths.state {
+            Some(p) => Some(open_file(p, FileKind::State, options).in_file(p)?),
+            None => None,
+        };
+        Ok(Timeline::new(traj, state))
+    }
+}
+
+impl<'a> Timeline<&'a [u8], &'a [u8]> {
+    /// Merges in-memory files.
+    pub fn from_bytes(traj: Option<&'a [u8]>, state: Option<&'a [u8]>) -> Result<Self> {
+        let reader = |b: &'a [u8], kind| {
+            let mut r = Reader::new(b, kind);
+            r.set_total_len(Some(b.len() as u64));
+            r
+        };
+        Ok(Timeline::new(
+            traj.map(|b| reader(b, FileKind::Trajectory)),
+            state.map(|b| reader(b, FileKind::State)),
+        ))
+    }
+}
+
+impl<T: Read, S: Read> Timeline<T, S> {
+    /// Merges two readers.
+    pub fn new(traj: Option<Reader<T>>, state: Option<Reader<S>>) -> Self {
+        Timeline {
+            traj,
+            state,
+            next_frame: None,
+            next_state: None,
+            primed: false,
+        }
+    }
+
+    /// Sets the version policy of both readers (before the first event).
+    pub fn set_version_policy(&mut self, policy: VersionPolicy) {
+        if let Some(t) = &mut self.traj {
+            t.set_version_policy(policy);
+        }
+        if let Some(s) = &mut self.state {
+            s.set_version_policy(policy);
+        }
+    }
+
+    /// The trajectory reader.
+    pub fn traj(&self) -> Option<&Reader<T>> {
+        self.traj.as_ref()
+    }
+
+    /// The state reader.
+    pub fn state(&self) -> Option<&Reader<S>> {
+        self.state.as_ref()
+    }
+
+    /// Mutable access to the trajectory reader.
+    pub fn traj_mut(&mut self) -> Option<&mut Reader<T>> {
+        self.traj.as_mut()
+    }
+
+    /// Mutable access to the state reader.
+    pub fn state_mut(&mut self) -> Option<&mut Reader<S>> {
+        self.state.as_mut()
+    }
+
+    fn pull_frame(&mut self) -> Result<()> {
+        if let Some(r) = &mut self.traj {
+            self.next_frame = r.read_frame()?;
+        }
+        Ok(())
+    }
+
+    fn pull_state(&mut self) -> Result<()> {
+        if let Some(r) = &mut self.state {
+            self.next_state = r.read_state()?;
+        }
+        Ok(())
+    }
+
+    /// The next event, or `None` at the end of both files.
+    pub fn next_event(&mut self) -> Result<Option<Event>> {
+        if !self.primed {
+            self.primed = true;
+            self.pull_frame()?;
+            self.pull_state()?;
+        }
+        let take_frame = match (&self.next_frame, &self.next_state) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((tf, _)), Some((ts, _))) => tf <= ts,
+        };
+        let mut event = Event::default();
+        if take_frame && let Some((t, f)) = self.next_frame.take() {
+            event.timestamp = t;
+            event.frame = Some(f);
+            self.pull_frame()?;
+        }
+        let state_now = match &self.next_state {
+            Some((ts, _)) => !take_frame || *ts == event.timestamp,
+            None => false,
+        };
+        if state_now && let Some((t, s)) = self.next_state.take() {
+            event.timestamp = t;
+            event.state = Some(s);
+            self.pull_state()?;
+        }
+        Ok(Some(event))
+    }
+}
+
+impl<T: Read, S: Read> Iterator for Timeline<T, S> {
+    type Item = Result<Event>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_event().transpose()
+    }
+}
