@@ -44,6 +44,9 @@ pub enum Command {
     Convert(Box<ConvertArgs>),
     /// Read a recording completely and report every problem found.
     Validate(ValidateArgs),
+    /// Write a repaired copy of a damaged recording (NanoVer: garbage, torn tails and
+    /// undecodable records dropped, timestamps made strictly increasing).
+    Repair(RepairArgs),
     /// List the formats this build can read.
     Formats,
     /// CARLA's own recorder queries, with the text CARLA prints (or `--json`).
@@ -288,6 +291,16 @@ pub enum Compression {
     Snappy,
     /// No compression.
     None,
+}
+
+/// `recfmt repair`.
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// The damaged recording file.
+    pub path: PathBuf,
+    /// Where the repaired copy goes.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
 }
 
 /// `recfmt validate`.

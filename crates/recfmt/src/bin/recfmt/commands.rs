@@ -8,7 +8,7 @@ use recfmt_core::{FrameBuf, Integrity, ReadOptions, RecordingReader, Schema, Sha
 use serde_json::json;
 
 use crate::Outcome;
-use crate::args::{CatArgs, CatOutput, GlobalArgs, InfoArgs, ValidateArgs};
+use crate::args::{CatArgs, CatOutput, GlobalArgs, InfoArgs, RepairArgs, ValidateArgs};
 use crate::scan::{ScanStats, scan};
 use recfmt_export::json;
 
@@ -318,6 +318,18 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
     if let Some(report) = &compatibility {
         problems.extend(report.errors().map(ToString::to_string));
     }
+    // NanoVer has its own record checker (what nanover-check-recording reports, and more).
+    let mut notes: Vec<String> = Vec::new();
+    if reader.header().format == "nanover" {
+        let report = recfmt_nanover::check(&args.path);
+        for finding in report.findings() {
+            if finding.severity == recfmt_nanover::Severity::Defect {
+                problems.push(finding.to_string());
+            } else {
+                notes.push(finding.to_string());
+            }
+        }
+    }
     let integrity = reader.integrity();
     let valid = !integrity.lost_data() && problems.is_empty();
     let stdout = std::io::stdout();
@@ -330,6 +342,7 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
             "valid": valid,
             "rows": stats.rows(),
             "problems": problems,
+            "notes": notes,
             "integrity": integrity_json(integrity),
             "compatibility": compatibility
                 .as_ref()
@@ -348,6 +361,9 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
         writeln!(out, "rows: {}", stats.rows())?;
         for p in &problems {
             writeln!(out, "problem: {p}")?;
+        }
+        for n in &notes {
+            writeln!(out, "note: {n}")?;
         }
         print_integrity(&mut out, integrity)?;
         if let Some(report) = &compatibility {
@@ -453,5 +469,34 @@ pub fn carla(command: &crate::args::CarlaCommand) -> Result<Outcome> {
     if summary.is_some_and(|s| !s.recorder) {
         anyhow::bail!("not a CARLA recorder file");
     }
+    Ok(Outcome::Complete)
+}
+
+/// `recfmt repair`.
+pub fn repair(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
+    let format = match &global.format {
+        Some(f) => f.clone(),
+        None => recfmt::default_registry()
+            .detect_path(&args.path)?
+            .info
+            .id
+            .to_string(),
+    };
+    if format != "nanover" {
+        anyhow::bail!(
+            "repair is available for NanoVer recordings; for {format}, `recfmt convert --to {format}` keeps every complete record"
+        );
+    }
+    let summary = recfmt_nanover::repair(&args.path, &args.output)?;
+    eprintln!(
+        "wrote {}: {} of {} records kept, {} dropped ({} bytes), {} timestamps fixed, {} resets restored",
+        args.output.display(),
+        summary.records_written,
+        summary.records_in,
+        summary.records_dropped,
+        summary.bytes_dropped,
+        summary.timestamps_fixed,
+        summary.resets_restored
+    );
     Ok(Outcome::Complete)
 }
