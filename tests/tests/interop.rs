@@ -11,22 +11,6 @@ use recfmt_tests::{fixture, python_with, recfmt, samples, workspace_root};
 
 const KINDS: [&str; 4] = ["parquet", "csv", "arrow", "ndjson"];
 
-fn recordings() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = [
-        "usvlog/all_types",
-        "usvlog/truncated",
-        "usvlog/unknown_types",
-    ]
-    .iter()
-    .map(|f| fixture(f))
-    .collect();
-    out.extend(samples("carla", "log"));
-    out.extend(samples("fgtape", "fgtape"));
-    out.extend(samples("nanover/server-py", "traj"));
-    out.extend(samples("nanover/converted", "zip"));
-    out
-}
-
 fn check(python: &Path, recording: &Path, work: &Path) {
     let s = recording.to_str().unwrap();
     for kind in KINDS {
@@ -78,15 +62,55 @@ fn check(python: &Path, recording: &Path, work: &Path) {
     assert_eq!(tables, streams_with_rows * 6, "{s}:\n{stdout}");
 }
 
-#[test]
-fn every_client_reads_every_output_of_every_recording() {
+/// Checks every recording with every client; one test per format so they run in parallel.
+fn check_all(recordings: Vec<PathBuf>) {
     let Some(python) = python_with(&["pyarrow", "pandas", "duckdb", "numpy", "h5py"]) else {
         return;
     };
-    let recordings = recordings();
     for recording in &recordings {
         let work = tempfile::tempdir().unwrap();
         check(&python, recording, work.path());
     }
     eprintln!("checked {} recordings", recordings.len());
+}
+
+#[test]
+fn usvlog_fixtures() {
+    check_all(
+        [
+            "usvlog/all_types",
+            "usvlog/truncated",
+            "usvlog/unknown_types",
+        ]
+        .iter()
+        .map(|f| fixture(f))
+        .collect(),
+    );
+}
+
+#[test]
+fn icarec_fixtures() {
+    let names = [
+        "icarec/all_types.icarec",
+        "icarec/empty_static.icarec",
+        "icarec/torn.icarec",
+    ];
+    check_all(names.iter().map(|f| fixture(f)).collect());
+}
+
+#[test]
+fn carla_samples() {
+    check_all(samples("carla", "log"));
+}
+
+#[test]
+fn fgtape_samples() {
+    check_all(samples("fgtape", "fgtape"));
+}
+
+#[test]
+fn nanover_samples() {
+    let mut all = samples("nanover/server-py", "traj");
+    all.extend(samples("nanover/converted", "zip"));
+    check_all(all);
 }
