@@ -149,3 +149,64 @@ fn a_trajectories_csv_becomes_a_log_whose_position_stream_gives_the_tracks_back(
     assert!(err.contains("line 3"), "{err}");
     assert!(!log.with_extension("bad.log").exists());
 }
+
+#[test]
+fn a_trajectories_parquet_gives_the_same_log_as_the_csv() {
+    let Some(python) = recfmt_tests::python_with(&["pyarrow"]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let csv = work.path().join("tracks.csv");
+    let mut text = String::from("time,id,blueprint,x,y,z,roll,pitch,yaw,role_name\n");
+    for step in 0..20u32 {
+        let t = f64::from(step) * 0.1;
+        text.push_str(&format!(
+            "{t},3,vehicle.audi.tt,{},{},0.3,0,0.5,{},hero\n",
+            f64::from(step) * 1.25,
+            -2.5,
+            f64::from(step) * 3.0
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let parquet = work.path().join("tracks.parquet");
+    // pandas-style types: int64 ids, float64 positions.
+    let script = format!(
+        "import pyarrow.csv as c, pyarrow.parquet as p; p.write_table(c.read_csv({:?}), {:?})",
+        csv.to_str().unwrap(),
+        parquet.to_str().unwrap()
+    );
+    let o = std::process::Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let positions = |input: &std::path::Path, name: &str| {
+        let log = work.path().join(name);
+        let o = recfmt(&[
+            "convert",
+            input.to_str().unwrap(),
+            "--to",
+            "carla",
+            "-o",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        recfmt(&[
+            "cat",
+            log.to_str().unwrap(),
+            "--stream",
+            "position",
+            "--output",
+            "ndjson",
+        ])
+        .stdout
+    };
+    let from_csv = positions(&csv, "a.log");
+    assert_eq!(String::from_utf8_lossy(&from_csv).lines().count(), 20);
+    assert_eq!(positions(&parquet, "b.log"), from_csv);
+}

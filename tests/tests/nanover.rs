@@ -1,11 +1,11 @@
-//! NanoVer through the command line: `validate` reports defective records, `repair` writes a
+//! NanoVer through the command line: `validate` reports defective records, `recover` writes a
 //! copy that validates, and the samples read as valid.
 
 use recfmt_tests::{recfmt, samples};
 use serde_json::Value;
 
 #[test]
-fn samples_validate_and_a_damaged_copy_is_reported_then_repaired() {
+fn samples_validate_and_a_damaged_copy_is_reported_then_recovered() {
     let trajs = samples("nanover/server-py", "traj");
     for traj in &trajs {
         let o = recfmt(&["validate", "--json", traj.to_str().unwrap()]);
@@ -51,15 +51,15 @@ fn samples_validate_and_a_damaged_copy_is_reported_then_repaired() {
 
     let fixed = work.path().join("fixed.traj");
     let o = recfmt(&[
-        "repair",
+        "recover",
         damaged.to_str().unwrap(),
         "-o",
         fixed.to_str().unwrap(),
     ]);
     assert_eq!(
         o.status.code(),
-        Some(0),
-        "{}",
+        Some(3),
+        "bytes were dropped: {}",
         String::from_utf8_lossy(&o.stderr)
     );
     let o = recfmt(&["validate", "--json", fixed.to_str().unwrap()]);
@@ -74,8 +74,22 @@ fn samples_validate_and_a_damaged_copy_is_reported_then_repaired() {
         true
     );
 
-    let usv = recfmt(&[
+    // An intact file recovers with nothing dropped (exit 0); `repair` is an alias.
+    let again = work.path().join("again.traj");
+    let o = recfmt(&[
         "repair",
+        fixed.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let usv = recfmt(&[
+        "recover",
         recfmt_tests::fixture("usvlog/truncated").to_str().unwrap(),
         "-o",
         work.path().join("x").to_str().unwrap(),

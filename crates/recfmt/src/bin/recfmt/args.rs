@@ -44,9 +44,11 @@ pub enum Command {
     Convert(Box<ConvertArgs>),
     /// Read a recording completely and report every problem found.
     Validate(ValidateArgs),
-    /// Write a repaired copy of a damaged recording (NanoVer: garbage, torn tails and
-    /// undecodable records dropped, timestamps made strictly increasing).
-    Repair(RepairArgs),
+    /// Write every valid record of a damaged recording into a new file (NanoVer: garbage, torn
+    /// tails and undecodable records dropped, timestamps made strictly increasing). Exits 3
+    /// when anything was dropped or changed.
+    #[command(alias = "repair")]
+    Recover(RepairArgs),
     /// List the formats this build can read.
     Formats,
     /// CARLA's own recorder queries, with the text CARLA prints (or `--json`).
@@ -293,7 +295,7 @@ pub enum Compression {
     None,
 }
 
-/// `recfmt repair`.
+/// `recfmt recover`.
 #[derive(Debug, Args)]
 pub struct RepairArgs {
     /// The damaged recording file.

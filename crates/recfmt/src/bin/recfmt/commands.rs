@@ -472,8 +472,8 @@ pub fn carla(command: &crate::args::CarlaCommand) -> Result<Outcome> {
     Ok(Outcome::Complete)
 }
 
-/// `recfmt repair`.
-pub fn repair(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
+/// `recfmt recover` (alias `repair`).
+pub fn recover(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
     let format = match &global.format {
         Some(f) => f.clone(),
         None => recfmt::default_registry()
@@ -484,7 +484,7 @@ pub fn repair(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
     };
     if format != "nanover" {
         anyhow::bail!(
-            "repair is available for NanoVer recordings; for {format}, `recfmt convert --to {format}` keeps every complete record"
+            "recover is available for NanoVer recordings; for {format}, `recfmt convert --to {format}` keeps every complete record"
         );
     }
     let summary = recfmt_nanover::repair(&args.path, &args.output)?;
@@ -498,5 +498,13 @@ pub fn repair(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
         summary.timestamps_fixed,
         summary.resets_restored
     );
-    Ok(Outcome::Complete)
+    let changed = summary.records_dropped > 0
+        || summary.bytes_dropped > 0
+        || summary.timestamps_fixed > 0
+        || summary.resets_restored > 0;
+    Ok(if changed {
+        Outcome::DataLost
+    } else {
+        Outcome::Complete
+    })
 }

@@ -144,6 +144,115 @@ fn progress_bar(total: Option<u64>) -> ProgressBar {
 /// What converting one input gave: its outcome and the lines to report.
 type Converted = Result<(Outcome, Vec<String>)>;
 
+fn is_parquet(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet") || e.eq_ignore_ascii_case("pq"))
+}
+
+/// Reads a trajectories table from Parquet batch by batch: the columns of the CSV form
+/// (`time,id,blueprint,x,y,z,roll,pitch,yaw`, optional `uid` and `role_name`), any numeric type.
+fn for_each_parquet_track(
+    path: &Path,
+    push: &mut dyn FnMut(recfmt_carla::tracks::TrackRow) -> Result<()>,
+) -> Result<()> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, UInt32Type};
+    use arrow_array::{Array, RecordBatch};
+    use arrow_cast::cast;
+    use arrow_schema::DataType;
+    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)?
+        .with_batch_size(8192)
+        .build()?;
+    let mut row_number = 0u64;
+    for batch in reader {
+        let batch: RecordBatch = batch?;
+        let column = |name: &str, to: &DataType| -> Result<Option<arrow_array::ArrayRef>> {
+            match batch.schema().index_of(name) {
+                Ok(i) => Ok(Some(cast(batch.column(i), to).with_context(|| {
+                    format!("{}: column {name} cannot be read as {to}", path.display())
+                })?)),
+                Err(_) => Ok(None),
+            }
+        };
+        let need = |name: &str, to: &DataType| -> Result<arrow_array::ArrayRef> {
+            column(name, to)?.with_context(|| {
+                format!(
+                    "{}: no column {name} (expected time,id,blueprint,x,y,z,roll,pitch,yaw)",
+                    path.display()
+                )
+            })
+        };
+        let f = |name| need(name, &DataType::Float64);
+        let (time, x, y, z, roll, pitch, yaw) = (
+            f("time")?,
+            f("x")?,
+            f("y")?,
+            f("z")?,
+            f("roll")?,
+            f("pitch")?,
+            f("yaw")?,
+        );
+        let id = need("id", &DataType::UInt32)?;
+        let blueprint = need("blueprint", &DataType::Utf8)?;
+        let uid = column("uid", &DataType::UInt32)?;
+        let role = column("role_name", &DataType::Utf8)?;
+        let f64s = |a: &arrow_array::ArrayRef| a.as_primitive::<Float64Type>().clone();
+        let (time, x, y, z, roll, pitch, yaw) = (
+            f64s(&time),
+            f64s(&x),
+            f64s(&y),
+            f64s(&z),
+            f64s(&roll),
+            f64s(&pitch),
+            f64s(&yaw),
+        );
+        let id = id.as_primitive::<UInt32Type>().clone();
+        let blueprint = blueprint.as_string::<i32>().clone();
+        for i in 0..batch.num_rows() {
+            row_number += 1;
+            let required = [
+                &time as &dyn Array,
+                &id,
+                &blueprint,
+                &x,
+                &y,
+                &z,
+                &roll,
+                &pitch,
+                &yaw,
+            ];
+            if required.iter().any(|a| a.is_null(i)) {
+                bail!(
+                    "{}: row {row_number}: a required value is missing",
+                    path.display()
+                );
+            }
+            push(recfmt_carla::tracks::TrackRow {
+                time: time.value(i),
+                id: id.value(i),
+                blueprint: blueprint.value(i).to_string(),
+                x: x.value(i),
+                y: y.value(i),
+                z: z.value(i),
+                roll: roll.value(i),
+                pitch: pitch.value(i),
+                yaw: yaw.value(i),
+                uid: uid.as_ref().map_or(0, |u| {
+                    let u = u.as_primitive::<UInt32Type>();
+                    if u.is_null(i) { 0 } else { u.value(i) }
+                }),
+                role_name: role.as_ref().and_then(|r| {
+                    let r = r.as_string::<i32>();
+                    (!r.is_null(i)).then(|| r.value(i).to_string())
+                }),
+            })
+            .with_context(|| format!("{}: row {row_number}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Builds a CARLA log from a trajectories table (CSV with `time,id,blueprint,x,y,z,roll,pitch,yaw`;
 /// see `recfmt_carla::tracks`), written under a temporary name.
 fn tracks_to_carla(
@@ -163,8 +272,12 @@ fn tracks_to_carla(
     let result = (|| -> Result<recfmt_carla::tracks::TrackSummary> {
         let file = std::io::BufWriter::new(std::fs::File::create(&temp)?);
         let mut writer = TrackLogWriter::new(file, &options)?;
-        for row in read_tracks_csv(input)? {
-            writer.push(row?)?;
+        if is_parquet(input) {
+            for_each_parquet_track(input, &mut |row| Ok(writer.push(row)?))?;
+        } else {
+            for row in read_tracks_csv(input)? {
+                writer.push(row?)?;
+            }
         }
         let (file, summary) = writer.finish()?;
         file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
@@ -198,9 +311,10 @@ fn convert_one(
     output: &Path,
 ) -> Result<(Outcome, Vec<String>)> {
     if args.to == ConvertTo::Carla
-        && input
+        && (input
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+            || is_parquet(input))
     {
         return tracks_to_carla(args, input, output);
     }

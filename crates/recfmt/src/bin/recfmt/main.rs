@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         Command::Cat(a) => commands::cat(&cli.global, a),
         Command::Convert(a) => convert::convert(&cli.global, a),
         Command::Validate(a) => commands::validate(&cli.global, a),
-        Command::Repair(a) => commands::repair(&cli.global, a),
+        Command::Recover(a) => commands::recover(&cli.global, a),
         Command::Formats => commands::formats(),
         Command::Carla(c) => commands::carla(c),
     };
