@@ -157,3 +157,118 @@ fn carla_and_fgtape_copy_faithfully() {
         assert_eq!(content(&tape), content(&target), "{}", tape.display());
     }
 }
+
+#[test]
+fn usvlog_to_icarec_keeps_every_value_and_pyarrow_reads_it_back() {
+    let work = tempfile::tempdir().unwrap();
+    let source = fixture("usvlog/all_types");
+    let rec = work.path().join("nav.icarec");
+    let o = recfmt(&[
+        "convert",
+        source.to_str().unwrap(),
+        "--to",
+        "icarec",
+        "-o",
+        rec.to_str().unwrap(),
+        "--stream",
+        "REC_NAV_SOLUTION",
+        "--stream",
+        "REC_SENSOR_GNSS",
+        "--merge",
+        "asof:REC_NAV_SOLUTION",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // Every NAV value comes back (float32 widened exactly to ICAREC's doubles).
+    let nav = recfmt(&[
+        "cat",
+        source.to_str().unwrap(),
+        "--stream",
+        "REC_NAV_SOLUTION",
+        "--output",
+        "ndjson",
+    ]);
+    let nav: Vec<serde_json::Value> = String::from_utf8_lossy(&nav.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let dynamic = recfmt(&[
+        "cat",
+        rec.to_str().unwrap(),
+        "--stream",
+        "dynamic",
+        "--output",
+        "ndjson",
+    ]);
+    let dynamic: Vec<serde_json::Value> = String::from_utf8_lossy(&dynamic.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(dynamic.len(), nav.len());
+    for (d, n) in dynamic.iter().zip(&nav) {
+        assert_eq!(d["t"].as_f64().unwrap(), n["t_us"].as_f64().unwrap() / 1e6);
+        for field in ["x", "y", "psi", "v", "r", "b_g"] {
+            let want = n[field].as_f64().unwrap() as f32;
+            assert_eq!(
+                d[format!("REC_NAV_SOLUTION.{field}")].as_f64().unwrap(),
+                f64::from(want),
+                "{field}"
+            );
+        }
+    }
+
+    // And the ICAREC recording converts to Parquet that pyarrow reads with the same values.
+    let Some(python) = recfmt_tests::python_with(&["pyarrow"]) else {
+        return;
+    };
+    let tables = work.path().join("tables");
+    let o = recfmt(&[
+        "convert",
+        rec.to_str().unwrap(),
+        "--to",
+        "parquet",
+        "-o",
+        tables.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let script = format!(
+        "import pyarrow.parquet as p, json; t = p.read_table({:?}); \
+         print(json.dumps([t.num_rows, str(t.schema.field('REC_NAV_SOLUTION.x').type), t.column('REC_NAV_SOLUTION.x').to_pylist()[7], t.column('REC_SENSOR_GNSS.x').to_pylist()[15]]))",
+        tables.join("dynamic.parquet").to_str().unwrap()
+    );
+    let o = std::process::Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(got[0], nav.len());
+    assert_eq!(got[1], "double");
+    assert_eq!(
+        got[2].as_f64().unwrap(),
+        f64::from(nav[7]["x"].as_f64().unwrap() as f32)
+    );
+    // Row 15 is t = 1.15 s: the latest GNSS row at or before it is the one at 1.1 s.
+    let gnss = recfmt(&[
+        "cat",
+        source.to_str().unwrap(),
+        "--stream",
+        "REC_SENSOR_GNSS",
+        "--output",
+        "ndjson",
+        "--limit",
+        "2",
+    ]);
+    let second: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&gnss.stdout)
+            .lines()
+            .nth(1)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(second["t_us"], 1_100_000);
+    assert_eq!(
+        got[3].as_f64().unwrap(),
+        f64::from(second["x"].as_f64().unwrap() as f32)
+    );
+}
