@@ -175,8 +175,12 @@ fn fixtures(check: bool) -> Result<()> {
     Ok(())
 }
 
+/// The criterion benchmarks: USVLOG decode, ICAREC warmstart lookups on a 1 GB recording.
 fn bench(extra: &[String]) -> Result<()> {
     run(cargo()
         .args(["bench", "-p", "recfmt-tlv", "--bench", "read", "--"])
+        .args(extra))?;
+    run(cargo()
+        .args(["bench", "-p", "recfmt-icarec", "--bench", "state_at", "--"])
         .args(extra))
 }
