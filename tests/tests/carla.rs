@@ -210,3 +210,39 @@ fn a_trajectories_parquet_gives_the_same_log_as_the_csv() {
     assert_eq!(String::from_utf8_lossy(&from_csv).lines().count(), 20);
     assert_eq!(positions(&parquet, "b.log"), from_csv);
 }
+
+#[test]
+fn the_build_can_be_forced_and_a_wrong_one_names_the_impossible_packet() {
+    let Some(log) = samples("carla", "log")
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("0910"))
+    else {
+        return;
+    };
+    let s = log.to_str().unwrap();
+    let right = recfmt(&["info", "--json", "--carla-build", "0.9.10", s]);
+    assert_eq!(right.status.code(), Some(0));
+    let info: Value = serde_json::from_slice(&right.stdout).unwrap();
+    assert_eq!(
+        (
+            info["metadata"]["flavour"].as_str(),
+            info["metadata"]["flavour_source"].as_str()
+        ),
+        (Some("0.9.10"), Some("forced"))
+    );
+
+    // 0.9.10 wheels are 36 bytes; a 0.9.12 reading expects 48 and finds the packet too short.
+    let wrong = recfmt(&["info", "--json", "--carla-build", "0.9.12", s]);
+    assert_eq!(wrong.status.code(), Some(3));
+    let info: Value = serde_json::from_slice(&wrong.stdout).unwrap();
+    let warning = info["integrity"]["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains("physics_control packet (id 15) at byte")
+            && warning.contains("expected at least"),
+        "{warning}"
+    );
+
+    let unknown = recfmt(&["info", "--carla-build", "9.99", s]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("known: 0.9.10"));
+}

@@ -28,6 +28,10 @@ pub struct GlobalArgs {
     /// After a corrupt length field, scan forward for the next plausible record.
     #[arg(long, global = true)]
     pub resync: bool,
+    /// CARLA: read logs as this build (0.9.10, 0.9.12, 0.9.14, 0.9.15, 0.9.16, ue5, …) instead of
+    /// detecting it; also the layout of logs built from trajectories tables (default 0.9.15).
+    #[arg(long, global = true, value_name = "BUILD")]
+    pub carla_build: Option<String>,
     /// A record layout file (JSON or TOML) for record types recfmt does not know. Repeatable.
     #[arg(long = "layout", global = true, value_name = "FILE")]
     pub layouts: Vec<PathBuf>,
@@ -210,9 +214,6 @@ pub struct ConvertArgs {
     /// CARLA: the map named in a log built from a trajectories table (`--to carla` from CSV).
     #[arg(long, default_value = "Town01", value_name = "NAME")]
     pub map: String,
-    /// CARLA: the build whose layout a log built from a trajectories table follows.
-    #[arg(long, default_value = "0.9.15", value_name = "BUILD")]
-    pub carla_build: String,
     /// Inputs converted at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,

@@ -19,7 +19,25 @@ pub fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>
         layouts: global.layouts.clone(),
         ..ReadOptions::default()
     };
-    Ok(recfmt::default_registry().open_path(path, global.format.as_deref(), &options)?)
+    let registry = recfmt::default_registry();
+    if let Some(build) = &global.carla_build {
+        let format = match &global.format {
+            Some(f) => f.clone(),
+            None => registry.detect_path(path)?.info.id.to_string(),
+        };
+        if format == "carla" {
+            use recfmt_core::ResultExt;
+            let flavour: recfmt_carla::Flavour = build
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--carla-build {build}: {e}"))?;
+            let file = std::io::BufReader::new(std::fs::File::open(path).in_file(path)?);
+            let recording =
+                recfmt_carla::CarlaRecording::new_seekable(file, &options, Some(flavour))
+                    .in_file(path)?;
+            return Ok(Box::new(recording));
+        }
+    }
+    Ok(registry.open_path(path, global.format.as_deref(), &options)?)
 }
 
 pub fn outcome(integrity: &Integrity) -> Outcome {

@@ -256,15 +256,16 @@ fn for_each_parquet_track(
 /// Builds a CARLA log from a trajectories table (CSV with `time,id,blueprint,x,y,z,roll,pitch,yaw`;
 /// see `recfmt_carla::tracks`), written under a temporary name.
 fn tracks_to_carla(
+    global: &GlobalArgs,
     args: &ConvertArgs,
     input: &Path,
     output: &Path,
 ) -> Result<(Outcome, Vec<String>)> {
     use recfmt_carla::tracks::{TrackLogWriter, TrackOptions, read_tracks_csv};
-    let flavour: recfmt_carla::Flavour = args
-        .carla_build
+    let build = global.carla_build.as_deref().unwrap_or("0.9.15");
+    let flavour: recfmt_carla::Flavour = build
         .parse()
-        .map_err(|e| anyhow::anyhow!("--carla-build {}: {e}", args.carla_build))?;
+        .map_err(|e| anyhow::anyhow!("--carla-build {build}: {e}"))?;
     let mut options = TrackOptions::new(flavour);
     options.map.clone_from(&args.map);
     let name = output.file_name().context("the output needs a file name")?;
@@ -316,7 +317,7 @@ fn convert_one(
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
             || is_parquet(input))
     {
-        return tracks_to_carla(args, input, output);
+        return tracks_to_carla(global, args, input, output);
     }
     let pipeline = pipeline(args)?;
     let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
