@@ -231,7 +231,8 @@ fn the_build_can_be_forced_and_a_wrong_one_names_the_impossible_packet() {
         (Some("0.9.10"), Some("forced"))
     );
 
-    // 0.9.10 wheels are 36 bytes; a 0.9.12 reading expects 48 and finds the packet too short.
+    // 0.9.10 wheels are 36 bytes; a 0.9.12 reading expects 48, so the packet does not parse:
+    // the error names the packet, its offset and what was expected.
     let wrong = recfmt(&["info", "--json", "--carla-build", "0.9.12", s]);
     assert_eq!(wrong.status.code(), Some(3));
     let info: Value = serde_json::from_slice(&wrong.stdout).unwrap();
