@@ -7,7 +7,7 @@ use std::path::Path;
 use recfmt_core::{
     DType, FormatDescriptor, FormatInfo, FrameBuf, Integrity, Limits, Metadata, ReadOptions,
     RecordingReader, Schema, Score, Shape, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference,
-    TimeSystem, Value,
+    TimeSystem, Value, unix_to_rfc3339,
 };
 
 use crate::error::{Error, FORMAT_ID};
@@ -899,28 +899,6 @@ fn physics_signals() -> Vec<SignalDesc> {
         v.push(list(n));
     }
     v
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for Unix seconds (proleptic Gregorian calendar).
-fn unix_to_rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (H. Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]

@@ -45,7 +45,9 @@ pub use limits::Limits;
 pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier};
 pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};
-pub use time::{TimeBase, TimeReference, TimeSystem};
+pub use time::{
+    TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil, unix_to_rfc3339,
+};
 pub use value::{ArrayValue, FrameBuf, Value};
 pub use write::RecordingWriter;
 

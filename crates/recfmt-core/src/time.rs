@@ -197,6 +197,59 @@ impl TimeReference {
     }
 }
 
+/// `(year, month 1–12, day 1–31)` of a count of days since 1970-01-01, proleptic Gregorian
+/// (Howard Hinnant's `civil_from_days`). Exact integer arithmetic: Unix time has no leap
+/// seconds, so this is the calendar of Unix timestamps.
+///
+/// ```
+/// assert_eq!(recfmt_core::civil_from_days(0), (1970, 1, 1));
+/// assert_eq!(recfmt_core::civil_from_days(11_016), (2000, 2, 29));
+/// assert_eq!(recfmt_core::civil_from_days(-1), (1969, 12, 31));
+/// ```
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date, the inverse of [`civil_from_days`].
+///
+/// ```
+/// assert_eq!(recfmt_core::days_from_civil(2000, 2, 29), 11_016);
+/// ```
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DDThh:mm:ssZ` of Unix seconds.
+///
+/// ```
+/// assert_eq!(recfmt_core::unix_to_rfc3339(0x619c_e0fd), "2021-11-23T12:39:25Z");
+/// assert_eq!(recfmt_core::unix_to_rfc3339(-1), "1969-12-31T23:59:59Z");
+/// ```
+pub fn unix_to_rfc3339(secs: i64) -> String {
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,6 +52,7 @@
 //! # Ok::<(), recfmt_core::Error>(())
 //! ```
 
+use recfmt_core::civil_from_days;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
@@ -620,20 +621,6 @@ pub(crate) fn format_utc(unix_seconds: f64) -> Option<String> {
     Some(format!(
         "{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z"
     ))
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Appends `<name>text</name>` on its own line.

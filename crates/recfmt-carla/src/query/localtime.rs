@@ -7,6 +7,7 @@
 //! `:America/New_York`, `/etc/localtime`) looked up in `$TZDIR` or `/usr/share/zoneinfo`.
 //! Like glibc, anything that cannot be parsed or found means UTC.
 
+use recfmt_core::{civil_from_days, days_from_civil};
 use std::path::{Path, PathBuf};
 
 /// A time zone: how far local time is from UTC at a given instant.
@@ -135,30 +136,6 @@ impl TimeZone {
             s % 60
         )
     }
-}
-
-/// (year, month 1–12, day 1–31) of a day count since 1970-01-01 (H. Hinnant's algorithm).
-pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// Days since 1970-01-01 of a civil date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 fn is_leap(y: i64) -> bool {

@@ -12,6 +12,18 @@ use crate::args::{CatArgs, CatOutput, GlobalArgs, InfoArgs, RepairArgs, Validate
 use crate::scan::{ScanStats, scan};
 use recfmt_export::json;
 
+/// The format id of `path`: the one `--format` forces, else the detected one.
+fn format_of(global: &GlobalArgs, path: &Path) -> Result<String> {
+    Ok(match &global.format {
+        Some(f) => f.clone(),
+        None => recfmt::default_registry()
+            .detect_path(path)?
+            .info
+            .id
+            .to_string(),
+    })
+}
+
 pub fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>> {
     let options = ReadOptions {
         strict: global.strict,
@@ -20,22 +32,17 @@ pub fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>
         ..ReadOptions::default()
     };
     let registry = recfmt::default_registry();
-    if let Some(build) = &global.carla_build {
-        let format = match &global.format {
-            Some(f) => f.clone(),
-            None => registry.detect_path(path)?.info.id.to_string(),
-        };
-        if format == "carla" {
-            use recfmt_core::ResultExt;
-            let flavour: recfmt_carla::Flavour = build
-                .parse()
-                .map_err(|e| anyhow::anyhow!("--carla-build {build}: {e}"))?;
-            let file = std::io::BufReader::new(std::fs::File::open(path).in_file(path)?);
-            let recording =
-                recfmt_carla::CarlaRecording::new_seekable(file, &options, Some(flavour))
-                    .in_file(path)?;
-            return Ok(Box::new(recording));
-        }
+    if let Some(build) = &global.carla_build
+        && format_of(global, path)? == "carla"
+    {
+        use recfmt_core::ResultExt;
+        let flavour: recfmt_carla::Flavour = build
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--carla-build {build}: {e}"))?;
+        let file = std::io::BufReader::new(std::fs::File::open(path).in_file(path)?);
+        let recording = recfmt_carla::CarlaRecording::new_seekable(file, &options, Some(flavour))
+            .in_file(path)?;
+        return Ok(Box::new(recording));
     }
     Ok(registry.open_path(path, global.format.as_deref(), &options)?)
 }
@@ -220,14 +227,7 @@ fn text_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
 
 /// `recfmt cat --at T`: the state of every signal at time `t`.
 fn cat_at(global: &GlobalArgs, args: &CatArgs, t: f64) -> Result<Outcome> {
-    let format = match &global.format {
-        Some(f) => f.clone(),
-        None => recfmt::default_registry()
-            .detect_path(&args.path)?
-            .info
-            .id
-            .to_string(),
-    };
+    let format = format_of(global, &args.path)?;
     if format != "icarec" {
         anyhow::bail!(
             "--at needs a format with random access to frames (icarec); this is {format}"
@@ -492,14 +492,7 @@ pub fn carla(command: &crate::args::CarlaCommand) -> Result<Outcome> {
 
 /// `recfmt recover` (alias `repair`).
 pub fn recover(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
-    let format = match &global.format {
-        Some(f) => f.clone(),
-        None => recfmt::default_registry()
-            .detect_path(&args.path)?
-            .info
-            .id
-            .to_string(),
-    };
+    let format = format_of(global, &args.path)?;
     if format != "nanover" {
         anyhow::bail!(
             "recover is available for NanoVer recordings; for {format}, `recfmt convert --to {format}` keeps every complete record"
