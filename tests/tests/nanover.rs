@@ -96,3 +96,107 @@ fn samples_validate_and_a_damaged_copy_is_reported_then_recovered() {
     ]);
     assert_eq!(usv.status.code(), Some(1));
 }
+
+#[test]
+fn the_nanotube_recording_converts_to_parquet_and_hdf5_that_pyarrow_and_h5py_read() {
+    let Some(traj) = samples("nanover/server-py", "traj")
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("examples-nanotube"))
+    else {
+        return;
+    };
+    let Some(python) = recfmt_tests::python_with(&["pyarrow", "h5py", "numpy"]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let tables = work.path().join("tables");
+    let h5 = work.path().join("nanotube.h5");
+    for (kind, out) in [("parquet", &tables), ("hdf5", &h5)] {
+        let o = recfmt(&[
+            "convert",
+            traj.to_str().unwrap(),
+            "--to",
+            kind,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{kind}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // pyarrow: positions are list<float32>; h5py: [frames, particles, 3] per session, and the
+    // two agree value for value.
+    let script = format!(
+        r#"
+import json, numpy as np, pyarrow.parquet as pq, h5py
+t = pq.read_table({frames:?})
+assert str(t.schema.field("particle.positions").type) == "list<item: float>", t.schema.field("particle.positions").type
+pos = t.column("particle.positions").to_pylist()
+sess = t.column("session").to_pylist()
+with h5py.File({h5:?}, "r") as f:
+    shapes = []
+    for name in sorted(k for k in f if k.startswith("session_")):
+        d = f[name]["positions"]
+        shapes.append(list(d.shape))
+        n = int(name.split("_")[1].split(".")[0])
+        rows = [p for p, s in zip(pos, sess) if s == n and p is not None]
+        got = d[()]
+        assert got.dtype == np.float32, got.dtype
+        assert got.shape[0] == len(rows), (name, got.shape, len(rows))
+        assert np.array_equal(got, np.array(rows, dtype=np.float32).reshape(got.shape)), name
+print(json.dumps({{"rows": t.num_rows, "shapes": shapes}}))
+"#,
+        frames = tables.join("frames.parquet").to_str().unwrap(),
+        h5 = h5.to_str().unwrap()
+    );
+    let o = std::process::Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(got["rows"].as_u64().unwrap() > 0);
+    let shapes = got["shapes"].as_array().unwrap();
+    assert!(!shapes.is_empty());
+    assert!(shapes.iter().all(|s| s[2] == 3), "{shapes:?}");
+}
+
+#[test]
+fn sim_switching_splits_into_four_sessions_in_every_form() {
+    let Some(traj) = samples("nanover/server-py", "traj")
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("sim-switching"))
+    else {
+        return;
+    };
+    let zip = samples("nanover/converted", "zip")
+        .into_iter()
+        .next()
+        .unwrap();
+    for input in [&traj, &zip] {
+        let o = recfmt(&[
+            "cat",
+            input.to_str().unwrap(),
+            "--stream",
+            "frames",
+            "--output",
+            "ndjson",
+        ]);
+        let mut per_session = std::collections::BTreeMap::<u64, u64>::new();
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            let row: Value = serde_json::from_str(line).unwrap();
+            *per_session
+                .entry(row["session"].as_u64().unwrap())
+                .or_default() += 1;
+        }
+        assert_eq!(
+            per_session.values().copied().collect::<Vec<_>>(),
+            [104, 108, 127, 115],
+            "{}",
+            input.display()
+        );
+    }
+}

@@ -70,8 +70,9 @@ impl Default for CheckOptions {
 /// The repair options (the same struct as the check options).
 pub type RepairOptions = CheckOptions;
 
-/// Checks a recording: a `.traj` path also checks the `.state` beside it; a `.state` path
-/// checks that file alone. Errors (a missing file) become findings of kind
+/// Checks a recording: either file of a pair checks both (a `.traj` the `.state` beside it
+/// and the reverse; see [`RecordingPaths::resolve`]; [`check_file`] checks one file alone).
+/// Errors (a missing file) become findings of kind
 /// [`FindingKind::Io`].
 ///
 /// ```
@@ -456,6 +457,22 @@ pub struct RepairSummary {
     pub findings: Vec<Finding>,
 }
 
+impl RepairSummary {
+    /// True when the repaired copy lacks something the input had: records whose payload did
+    /// not decode, garbage between records, or a torn last record (`records_dropped > 0` or
+    /// `bytes_dropped > 0`). A caller (`recfmt recover`) should then report data loss.
+    pub fn lost_data(&self) -> bool {
+        self.records_dropped > 0 || self.bytes_dropped > 0
+    }
+
+    /// True when the copy differs from the input at all: [`RepairSummary::lost_data`], or
+    /// timestamps changed, or resets restored. False means the input was already valid and
+    /// the copy has the same records.
+    pub fn changed(&self) -> bool {
+        self.lost_data() || self.timestamps_fixed > 0 || self.resets_restored > 0
+    }
+}
+
 /// Makes timestamps strictly increasing with the rules of the module docs.
 #[derive(Debug, Default)]
 struct TimestampFixer {
@@ -624,6 +641,8 @@ pub fn repair_stream<R: Read, W: Write>(
 ///
 /// let summary = recfmt_nanover::repair(&dir.join("a.traj"), &dir.join("fixed.traj"))?;
 /// assert_eq!(summary.records_written, 7);
+/// assert!(summary.lost_data()); // the 37 bytes of garbage
+/// assert_eq!(summary.bytes_dropped, 37);
 /// assert!(recfmt_nanover::check(dir.join("fixed.traj")).is_valid());
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -682,6 +701,39 @@ mod tests {
         (0..raw.len())
             .map(|i| f.fix(raw[i], raw.get(i + 1).copied(), raw.get(i + 2).copied()))
             .collect()
+    }
+
+    #[test]
+    fn the_summary_says_whether_anything_was_dropped_or_changed() {
+        let repair = |bytes: &[u8]| {
+            repair_stream(
+                bytes,
+                FileKind::Trajectory,
+                Some(bytes.len() as u64),
+                Vec::new(),
+                &RepairOptions::default(),
+            )
+            .unwrap()
+            .1
+        };
+        let (traj, _) = crate::generate::small_recording_bytes().unwrap();
+        let intact = repair(&traj);
+        assert!(!intact.lost_data() && !intact.changed(), "{intact:?}");
+        let torn = repair(&traj[..traj.len() - 3]);
+        assert!(torn.lost_data() && torn.changed());
+        assert_eq!((torn.records_written, torn.records_dropped), (6, 0));
+        assert!(torn.bytes_dropped > 0);
+        // Timestamps made increasing: changed, but nothing lost.
+        let (mut frames, _) = crate::generate::small_recording();
+        frames[2].0 = frames[1].0;
+        let mut w = Writer::new(Vec::new(), FileKind::Trajectory, Version::V2).unwrap();
+        w.set_require_increasing(false);
+        for (t, f) in &frames {
+            w.write_frame(*t, f).unwrap();
+        }
+        let fixed = repair(&w.finish().unwrap());
+        assert!(!fixed.lost_data() && fixed.changed());
+        assert_eq!(fixed.timestamps_fixed, 1);
     }
 
     #[test]

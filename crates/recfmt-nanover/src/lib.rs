@@ -11,12 +11,14 @@
 //! | | read | write |
 //! |---|---|---|
 //! | version 2 `.traj` / `.state` | yes | yes, strictly increasing timestamps |
-//! | version 1 (headerless) | when asked, or when detection is sure | yes |
-//! | round trip | equal decoded messages (map order is not kept; ours is sorted) | |
+//! | version 1 (headerless) | when asked, or when detection is sure | yes (low level) |
+//! | round trip | equal decoded messages (map order is not kept; ours is sorted) | also from the generic model ([`NanoverWriter`]) |
+//! | faithful copy | — | [`copy_recording`]: every record's bytes, byte-identical for intact files |
 //! | torn last record | every complete record kept, loss reported | — |
 //! | garbage between records | opt-in resync (always in [`check`] / [`repair`]) | — |
-//! | writer quirks | `residue.ids` as floats or strings, empty arrays stored as index arrays, `particle.count` only in topology frames | |
-//! | `.nanover.zip` (since Oct 2025; feature `nanover-zip`, on by default) | yes, mapped onto the same messages | — |
+//! | writer quirks | `residue.ids` as floats or strings, empty arrays stored as index arrays, `particle.count` only in topology frames | kept |
+//! | `.nanover.zip` (since Oct 2025) | yes (feature `nanover-zip`, on by default), mapped onto the same messages | [`write_zip`], as NanoVer's converter writes it |
+//! | HDF5 | — | `hdf5::write_hdf5` (feature `hdf5`): positions `[frames, particles, 3]` per session |
 //!
 //! Levels, from the bytes up:
 //!
@@ -29,10 +31,14 @@
 //!   [`split_sessions`] and [`split_files`]: sessions, like NanoVer's split tool without its
 //!   bugs.
 //! * [`check`] and [`repair`]: what `nanover-check-recording` finds and what it misses, and a
-//!   valid copy.
+//!   valid copy ([`RepairSummary::lost_data`] says whether anything was dropped).
 //! * [`NanoverRecording`]: the [`recfmt_core::RecordingReader`] adapter (streams `frames`,
-//!   `particles`, `state`), and [`FORMAT`] for the registry (which also opens `.nanover.zip`,
-//!   read by `nzip` into the same messages).
+//!   one row per `.traj` record with scalar values as columns and arrays as list columns, and
+//!   `state`, one row per changed key), [`NanoverWriter`] the
+//!   [`recfmt_core::RecordingWriter`] back to `.traj` + `.state`, and [`FORMAT`] for the
+//!   registry (which also opens `.nanover.zip`, read by `nzip` into the same messages).
+//! * [`copy_recording`], [`write_zip`] and (feature `hdf5`) `hdf5::write_hdf5`: whole-file
+//!   conversions.
 //!
 //! Low level, with the aggregate:
 //!
@@ -61,13 +67,13 @@
 //! let (traj, state) = generate::small_recording_bytes()?;
 //! let mut rec = NanoverRecording::from_bytes(Some(&traj), Some(&state), &ReadOptions::default())?;
 //! let names: Vec<_> = rec.schema().streams.iter().map(|s| s.name.as_str()).collect();
-//! assert_eq!(names, ["frames", "particles", "state"]);
+//! assert_eq!(names, ["frames", "state"]);
 //! let mut row = FrameBuf::default();
 //! let mut rows = 0;
 //! while rec.read_frame(&mut row)? {
 //!     rows += 1;
 //! }
-//! assert_eq!(rows, 7 + (3 * 4 + 4 * 3) + 7);
+//! assert_eq!(rows, 7 + 7); // one row per frame record, one per changed state key
 //! assert!(!rec.integrity().lost_data());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -77,6 +83,8 @@ mod aggregate;
 mod check;
 pub mod error;
 pub mod generate;
+#[cfg(feature = "hdf5")]
+pub mod hdf5;
 mod header;
 pub mod io;
 mod json;
@@ -90,6 +98,9 @@ mod recording;
 mod report;
 mod session;
 mod timeline;
+mod wire;
+mod write;
+mod zipwrite;
 
 pub use aggregate::{FrameView, SIMULATION_COUNTER, StateView};
 pub use check::{
@@ -101,21 +112,23 @@ pub use header::{
     FORMAT_VERSION, FileKind, HEADER_LEN, MAGIC, PLAUSIBLE_TIMESTAMP, RECORD_HEADER_LEN, Version,
     VersionPolicy, header_bytes, parse_record_header, sniff_kind, sniff_v1,
 };
-pub use json::{struct_to_json, value_to_json};
+pub use json::{json_text_to_value, struct_to_json, value_to_json, value_to_json_text};
 pub use probe::{FORMAT, score};
 pub use proto::{
     FloatArray, FrameData, GetFrameResponse, IndexArray, Kind, ListValue, NullValue, StateUpdate,
     StringArray, Struct, Value, ValueArray, Values, is_null, null, number,
 };
 pub use recording::{
-    FRAMES_STREAM, INFO, NanoverRecording, PARTICLES_STREAM, STATE_STREAM, is_nanover_zip,
-    zip_head_is_nanover,
+    DELTA_KEYS_COLUMN, FRAMES_STREAM, INFO, META_KEY, META_MAP, META_TYPE, NanoverRecording,
+    STATE_STREAM, TIME_COLUMN, is_nanover_zip, zip_head_is_nanover,
 };
 pub use report::{FileReport, Finding, FindingKind, NanoverVerdict, Report, Severity};
 pub use session::{
     Session, SplitEvent, SplitPart, SplitRule, Splitter, split_files, split_sessions,
 };
 pub use timeline::{Event, RecordingPaths, Timeline, open_file, sniff_path};
+pub use write::{CopiedFile, CopySummary, NanoverWriter, copy_recording};
+pub use zipwrite::{ZipSummary, write_zip, write_zip_events};
 
 /// The format id used on the command line and in metadata.
 pub const FORMAT_ID: &str = "nanover";

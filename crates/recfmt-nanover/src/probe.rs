@@ -46,13 +46,14 @@ fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn Recor
     Ok(Box::new(NanoverRecording::open(path, options)?))
 }
 
-/// The NanoVer format descriptor for a [`recfmt_core::Registry`]. Opening a `.traj` also
-/// reads the `.state` beside it.
+/// The NanoVer format descriptor for a [`recfmt_core::Registry`]. Opening either file of a
+/// pair reads both; `create` makes a [`crate::NanoverWriter`] (the `frames` + `state` schema
+/// that [`crate::NanoverRecording`] reads, written back as `.traj` + `.state`).
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
     info: INFO,
     tier: Tier::Magic,
     score,
     score_dir: None,
     open,
-    create: None,
+    create: Some(crate::write::create),
 };

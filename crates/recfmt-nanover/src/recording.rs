@@ -6,26 +6,39 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use recfmt_core::{
-    DType, FormatInfo, FrameBuf, Header, Integrity, IntegrityStatus, Metadata, ReadOptions,
-    RecordingReader, Schema, Shape, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem,
-    Value as Cell,
+    ArrayValue, DType, FormatInfo, FrameBuf, Header, Integrity, IntegrityStatus, Metadata,
+    ReadOptions, RecordingReader, Schema, Shape, SignalDesc, StreamDesc, TimeBase, TimeReference,
+    TimeSystem, Value as Cell,
 };
 
 use crate::aggregate::{FrameView, SIMULATION_COUNTER};
 use crate::error::Result;
 use crate::header::{FileKind, Version};
-use crate::io::Reader;
-use crate::json::value_to_json;
+use crate::io::{Reader, Record};
+use crate::json::{array_to_json_text, value_to_json_text};
 use crate::proto::{GetFrameResponse, Kind, StateUpdate, Value, ValueArray, Values, is_null};
 use crate::timeline::{Event, RecordingPaths, Timeline, open_file};
+use crate::wire::{WireArray, WireValue, frame_keys};
 
 /// Name of the stream with one row per frame record.
 pub const FRAMES_STREAM: &str = "frames";
-/// Name of the entity-keyed stream with one row per particle per frame record that carries
-/// positions.
-pub const PARTICLES_STREAM: &str = "particles";
 /// Name of the stream with one row per key changed by a state update.
 pub const STATE_STREAM: &str = "state";
+/// The time column of both streams: the record's timestamp in microseconds since the
+/// recorder started (`u64`; [`TimeBase::MICROSECONDS`]).
+pub const TIME_COLUMN: &str = "t_us";
+/// The last column of the `frames` stream: which columns the record itself set (its delta),
+/// as a JSON array (see [`NanoverRecording`]).
+pub const DELTA_KEYS_COLUMN: &str = "delta_keys";
+/// Column metadata key: which `FrameData` map a `frames` column comes from (`values` or
+/// `arrays`).
+pub const META_MAP: &str = "nanover.map";
+/// Column metadata key: the NanoVer key of a `frames` column (its name may differ when two
+/// keys would give the same name).
+pub const META_KEY: &str = "nanover.key";
+/// Column metadata key: how a `frames` column holds its key: `number`, `bool`, `string` or
+/// `json` for `values`; `float`, `index` or `json` for `arrays`.
+pub const META_TYPE: &str = "nanover.type";
 
 /// Static facts about NanoVer recordings.
 pub static INFO: FormatInfo = FormatInfo {
@@ -34,17 +47,21 @@ pub static INFO: FormatInfo = FormatInfo {
     extensions: &["traj", "state"],
 };
 
-/// How a `values` key is typed in the frames stream.
+/// How a `values` key is held in the frames stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ScalarKind {
+pub(crate) enum ScalarKind {
+    /// `number_value`: `f64`.
     Number,
+    /// `bool_value`.
     Bool,
+    /// `string_value`.
     Text,
-    /// Lists, structs, or a key whose kind changes: the JSON text.
+    /// Lists, structs, nulls only, or a key whose kind changes: the JSON text.
     Json,
 }
 
 impl ScalarKind {
+    #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
     fn of(v: &Value) -> Option<ScalarKind> {
         match v.kind {
             Some(Kind::NumberValue(_)) => Some(ScalarKind::Number),
@@ -55,6 +72,16 @@ impl ScalarKind {
         }
     }
 
+    fn of_wire(v: WireValue) -> Option<ScalarKind> {
+        match v {
+            WireValue::Null => None,
+            WireValue::Number => Some(ScalarKind::Number),
+            WireValue::Text => Some(ScalarKind::Text),
+            WireValue::Bool => Some(ScalarKind::Bool),
+            WireValue::Nested => Some(ScalarKind::Json),
+        }
+    }
+
     fn dtype(self) -> DType {
         match self {
             ScalarKind::Number => DType::F64,
@@ -62,98 +89,234 @@ impl ScalarKind {
             ScalarKind::Text | ScalarKind::Json => DType::Str,
         }
     }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ScalarKind::Number => "number",
+            ScalarKind::Bool => "bool",
+            ScalarKind::Text => "string",
+            ScalarKind::Json => "json",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<ScalarKind> {
+        Some(match name {
+            "number" => ScalarKind::Number,
+            "bool" => ScalarKind::Bool,
+            "string" => ScalarKind::Text,
+            "json" => ScalarKind::Json,
+            _ => return None,
+        })
+    }
 }
 
-/// A per-particle array of a key that this adapter has no fixed column for.
+/// How an `arrays` key is held in the frames stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ExtraKind {
-    Float3,
+pub(crate) enum ArrayKind {
+    /// A list of `f32` (`float_values`).
+    Float,
+    /// A list of `u32` (`index_values`).
+    Index,
+    /// JSON text: string arrays, or a key whose non-empty arrays change type.
+    Json,
+}
+
+impl ArrayKind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ArrayKind::Float => "float",
+            ArrayKind::Index => "index",
+            ArrayKind::Json => "json",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<ArrayKind> {
+        Some(match name {
+            "float" => ArrayKind::Float,
+            "index" => ArrayKind::Index,
+            "json" => ArrayKind::Json,
+            _ => return None,
+        })
+    }
+
+    /// The variant a record has when `delta_keys` names no other.
+    pub(crate) fn natural(self) -> Variant {
+        match self {
+            ArrayKind::Float => Variant::Float,
+            ArrayKind::Index => Variant::Index,
+            ArrayKind::Json => Variant::Text,
+        }
+    }
+}
+
+/// The protobuf variant of a `ValueArray`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Variant {
+    /// No variant set.
+    None,
     Float,
     Index,
     Text,
 }
 
-/// What a first pass over the `.traj` found: which columns the streams need.
+impl Variant {
+    pub(crate) fn of(a: &ValueArray) -> Variant {
+        match a.values {
+            None => Variant::None,
+            Some(Values::FloatValues(_)) => Variant::Float,
+            Some(Values::IndexValues(_)) => Variant::Index,
+            Some(Values::StringValues(_)) => Variant::Text,
+        }
+    }
+
+    fn of_wire(a: WireArray) -> Variant {
+        match a {
+            WireArray::None => Variant::None,
+            WireArray::Float(_) => Variant::Float,
+            WireArray::Index(_) => Variant::Index,
+            WireArray::Text(_) => Variant::Text,
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Variant::None => "none",
+            Variant::Float => "float",
+            Variant::Index => "index",
+            Variant::Text => "string",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<Variant> {
+        Some(match name {
+            "none" => Variant::None,
+            "float" => Variant::Float,
+            "index" => Variant::Index,
+            "string" => Variant::Text,
+            _ => return None,
+        })
+    }
+}
+
+/// Which variants a key's arrays had in the first pass.
+#[derive(Debug, Default, Clone, Copy)]
+struct ArraySeen {
+    float: bool,
+    index: bool,
+    text: bool,
+    first: Option<Variant>,
+}
+
+impl ArraySeen {
+    fn note(&mut self, v: Variant, len: usize) {
+        self.first.get_or_insert(v);
+        if len > 0 {
+            match v {
+                Variant::Float => self.float = true,
+                Variant::Index => self.index = true,
+                Variant::Text => self.text = true,
+                Variant::None => {}
+            }
+        }
+    }
+
+    /// Non-empty arrays decide; empty ones (any variant: writers store an empty float array
+    /// as an index array) only when nothing else was seen.
+    fn kind(&self) -> ArrayKind {
+        match (self.float, self.index, self.text) {
+            (true, false, false) => ArrayKind::Float,
+            (false, true, false) => ArrayKind::Index,
+            (false, false, true) => ArrayKind::Json,
+            (false, false, false) => match self.first {
+                Some(Variant::Index) => ArrayKind::Index,
+                Some(Variant::Text) => ArrayKind::Json,
+                _ => ArrayKind::Float,
+            },
+            _ => ArrayKind::Json,
+        }
+    }
+}
+
+/// What the first pass over the `.traj` found: which keys, with which types.
 #[derive(Debug, Default)]
 struct Prescan {
     values: BTreeMap<String, Option<ScalarKind>>,
-    has_box: bool,
-    arrays: BTreeMap<String, &'static str>,
-    extra: BTreeMap<String, ExtraKind>,
+    arrays: BTreeMap<String, ArraySeen>,
     frames: u64,
     resets: u64,
     max_particles: usize,
 }
 
-const KNOWN_PARTICLE_ARRAYS: [&str; 7] = [
-    "particle.positions",
-    "particle.velocities",
-    "particle.forces",
-    "particle.forces.system",
-    "particle.elements",
-    "particle.names",
-    "particle.residues",
-];
-
 impl Prescan {
-    fn add(&mut self, msg: &GetFrameResponse, n: &mut usize) {
+    fn note_value(&mut self, key: &str, kind: Option<ScalarKind>) {
+        let seen = match self.values.get_mut(key) {
+            Some(s) => s,
+            None => self.values.entry(key.to_string()).or_insert(None),
+        };
+        if let Some(kind) = kind {
+            *seen = match *seen {
+                None => Some(kind),
+                Some(old) if old == kind => Some(old),
+                Some(_) => Some(ScalarKind::Json),
+            };
+        }
+    }
+
+    fn note_array(&mut self, key: &str, v: Variant, len: usize) {
+        if key == "particle.positions" && v == Variant::Float {
+            self.max_particles = self.max_particles.max(len / 3);
+        }
+        match self.arrays.get_mut(key) {
+            Some(s) => s.note(v, len),
+            None => self.arrays.entry(key.to_string()).or_default().note(v, len),
+        }
+    }
+
+    fn note_frame(&mut self, frame_index: u64) {
         self.frames += 1;
-        if msg.frame_index == 0 {
+        if frame_index == 0 {
             self.resets += 1;
         }
-        let Some(frame) = &msg.frame else { return };
-        for (k, v) in &frame.values {
-            let seen = self.values.entry(k.clone()).or_insert(None);
-            if let Some(kind) = ScalarKind::of(v) {
-                *seen = match *seen {
-                    None => Some(kind),
-                    Some(old) if old == kind => Some(old),
-                    Some(_) => Some(ScalarKind::Json),
-                };
+    }
+
+    #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
+    fn add_message(&mut self, msg: &GetFrameResponse) {
+        self.note_frame(u64::from(msg.frame_index));
+        if let Some(frame) = &msg.frame {
+            for (k, v) in &frame.values {
+                self.note_value(k, ScalarKind::of(v));
             }
-        }
-        if let Some(p) = frame.arrays.get("particle.positions") {
-            *n = p.len() / 3;
-            self.max_particles = self.max_particles.max(*n);
-        }
-        let n = *n;
-        for (k, a) in &frame.arrays {
-            self.arrays.entry(k.clone()).or_insert(a.kind_name());
-            if k == "system.box.vectors" {
-                self.has_box = true;
-            }
-            if k.starts_with("particle.")
-                && !KNOWN_PARTICLE_ARRAYS.contains(&k.as_str())
-                && !self.extra.contains_key(k)
-                && n > 0
-            {
-                let kind = match &a.values {
-                    Some(Values::FloatValues(f)) if f.values.len() == 3 * n => {
-                        Some(ExtraKind::Float3)
-                    }
-                    Some(Values::FloatValues(f)) if f.values.len() == n => Some(ExtraKind::Float),
-                    Some(Values::IndexValues(f)) if f.values.len() == n => Some(ExtraKind::Index),
-                    Some(Values::StringValues(f)) if f.values.len() == n => Some(ExtraKind::Text),
-                    _ => None,
-                };
-                if let Some(kind) = kind {
-                    self.extra.insert(k.clone(), kind);
-                }
+            for (k, a) in &frame.arrays {
+                self.note_array(k, Variant::of(a), a.len());
             }
         }
     }
 }
 
+/// The first pass: keys and types only, from the wire, without decoding arrays.
 fn prescan<R: Read>(mut reader: Reader<R>) -> Result<Prescan> {
     let mut scan = Prescan::default();
-    let mut n = 0usize;
-    while let Some((_, msg)) = reader.read_frame()? {
-        scan.add(&msg, &mut n);
+    let bare = reader.read_header()? == Version::V1;
+    let mut record = Record::default();
+    while reader.read_record(&mut record)? {
+        // Undecodable records are skipped here; the second pass reports them.
+        let Ok(keys) = frame_keys(&record.payload, bare) else {
+            continue;
+        };
+        // Version 1 has no index: the ordinal stands in, as in `Reader::read_frame`.
+        scan.note_frame(if bare { scan.frames } else { keys.frame_index });
+        for (k, v) in &keys.values {
+            scan.note_value(k, ScalarKind::of_wire(*v));
+        }
+        for (k, a) in &keys.arrays {
+            scan.note_array(k, Variant::of_wire(*a), a.len());
+        }
     }
     Ok(scan)
 }
 
-fn unit_of(key: &str) -> Option<&'static str> {
+/// The unit of a `values` key, when NanoVer documents one.
+pub(crate) fn value_unit(key: &str) -> Option<&'static str> {
     Some(match key {
         "system.simulation.time" => "ps",
         "system.temperature" => "K",
@@ -163,200 +326,193 @@ fn unit_of(key: &str) -> Option<&'static str> {
     })
 }
 
-/// Which per-particle columns exist, by signal index in the particles stream.
-#[derive(Debug, Default, Clone)]
-struct ParticleCols {
-    pos: usize,
-    vel: Option<usize>,
-    force: Option<usize>,
-    force_system: Option<usize>,
-    force_user: Option<usize>,
-    element: Option<usize>,
-    name: Option<usize>,
-    residue: Option<usize>,
-    residue_name: Option<usize>,
-    residue_id: Option<usize>,
-    chain: Option<usize>,
-    chain_name: Option<usize>,
-    extra: Vec<(String, ExtraKind, usize)>,
+/// The unit of an `arrays` key, when NanoVer documents one.
+pub(crate) fn array_unit(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "particle.positions" | "system.box.vectors" => "nm",
+        "particle.velocities" => "nm/ps",
+        "particle.forces" | "particle.forces.system" | "forces.user.sparse" => "kJ/(mol nm)",
+        _ => return None,
+    })
 }
 
-/// A frame-stream column fed from `values`.
+/// How the elements of a well-known array are laid out.
+fn array_layout(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "particle.positions"
+        | "particle.velocities"
+        | "particle.forces"
+        | "particle.forces.system" => "x, y, z of each particle, flattened (3 per particle)",
+        "forces.user.sparse" => {
+            "x, y, z of each particle listed in forces.user.index, flattened (3 per entry)"
+        }
+        "system.box.vectors" => "3x3, row-major, each row a box vector",
+        "bond.pairs" => "particle index pairs, flattened (2 per bond)",
+        _ => return None,
+    })
+}
+
+/// A `frames` column fed from `values`.
 #[derive(Debug, Clone)]
 struct ValueCol {
     key: String,
     kind: ScalarKind,
+    at: usize,
 }
 
-fn time_signals() -> [SignalDesc; 2] {
-    [
-        SignalDesc::scalar("t", DType::F64).with_unit("s"),
-        SignalDesc::scalar("timestamp_us", DType::U64).with_unit("us"),
-    ]
+/// A `frames` column fed from `arrays`, with the JSON text of its current value (string
+/// arrays are serialised once per change, not once per row).
+#[derive(Debug, Clone)]
+struct ArrayCol {
+    key: String,
+    kind: ArrayKind,
+    at: usize,
+    json: Option<String>,
 }
 
-fn build_schema(
-    scan: &Prescan,
-    has_traj: bool,
-    has_state: bool,
-) -> (Schema, Vec<ValueCol>, usize, ParticleCols) {
+/// The `frames` columns after the fixed ones.
+#[derive(Debug, Default, Clone)]
+struct FrameCols {
+    values: Vec<ValueCol>,
+    arrays: Vec<ArrayCol>,
+    value_of: BTreeMap<String, usize>,
+    array_of: BTreeMap<String, usize>,
+    delta: usize,
+}
+
+fn unique_name(taken: &mut std::collections::BTreeSet<String>, key: &str, map: &str) -> String {
+    let mut name = key.to_string();
+    if taken.contains(&name) {
+        name = format!("{map}.{key}");
+    }
+    let base = name.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}#{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+fn build_schema(scan: &Prescan, has_traj: bool, has_state: bool) -> (Schema, FrameCols) {
     let mut schema = Schema::default();
-    let mut value_cols = Vec::new();
-    let mut box_col = 0;
-    let mut pc = ParticleCols::default();
+    let mut cols = FrameCols::default();
     if has_traj {
-        let [t, ts] = time_signals();
-        let mut frames = StreamDesc::new(FRAMES_STREAM, t, TimeBase::SECONDS);
-        frames.signals.push(ts);
+        let mut frames = StreamDesc::new(
+            FRAMES_STREAM,
+            SignalDesc::scalar(TIME_COLUMN, DType::U64).with_unit("us"),
+            TimeBase::MICROSECONDS,
+        );
         frames
             .signals
             .push(SignalDesc::scalar("frame_index", DType::U32));
-        frames
-            .signals
-            .push(SignalDesc::scalar("session", DType::U32));
-        frames
-            .signals
-            .push(SignalDesc::scalar("reset", DType::Bool));
-        if scan.has_box {
-            box_col = frames.signals.len();
-            frames.signals.push(
-                SignalDesc::scalar("system.box.vectors", DType::F32)
-                    .with_shape(Shape::Fixed(vec![3, 3]))
-                    .with_unit("nm"),
-            );
-        }
+        let mut session = SignalDesc::scalar("session", DType::U32);
+        session.metadata.insert(
+            "description".into(),
+            "0-based session: +1 at every reset after the first frame, as split_sessions splits"
+                .into(),
+        );
+        frames.signals.push(session);
+        let mut taken: std::collections::BTreeSet<String> =
+            [TIME_COLUMN, "frame_index", "session", DELTA_KEYS_COLUMN]
+                .into_iter()
+                .map(String::from)
+                .collect();
         for (key, kind) in &scan.values {
             let kind = kind.unwrap_or(ScalarKind::Json);
-            let mut s = SignalDesc::scalar(key.clone(), kind.dtype());
+            let name = unique_name(&mut taken, key, "values");
+            let mut s = SignalDesc::scalar(name, kind.dtype());
             if kind == ScalarKind::Number
-                && let Some(u) = unit_of(key)
+                && let Some(u) = value_unit(key)
             {
                 s = s.with_unit(u);
             }
+            let m = &mut s.metadata;
+            m.insert(META_MAP.into(), "values".into());
+            m.insert(META_KEY.into(), key.clone());
+            m.insert(META_TYPE.into(), kind.name().into());
             if kind == ScalarKind::Json {
-                s.metadata.insert("encoding".into(), "json".into());
+                m.insert("encoding".into(), "json".into());
             }
-            frames.signals.push(s);
-            value_cols.push(ValueCol {
+            cols.value_of.insert(key.clone(), cols.values.len());
+            cols.values.push(ValueCol {
                 key: key.clone(),
                 kind,
+                at: frames.signals.len(),
             });
+            frames.signals.push(s);
         }
+        for (key, seen) in &scan.arrays {
+            let kind = seen.kind();
+            let name = unique_name(&mut taken, key, "arrays");
+            let mut s = match kind {
+                ArrayKind::Float => {
+                    SignalDesc::scalar(name, DType::F32).with_shape(Shape::Variable)
+                }
+                ArrayKind::Index => {
+                    SignalDesc::scalar(name, DType::U32).with_shape(Shape::Variable)
+                }
+                ArrayKind::Json => SignalDesc::scalar(name, DType::Str),
+            };
+            if kind != ArrayKind::Json
+                && let Some(u) = array_unit(key)
+            {
+                s = s.with_unit(u);
+            }
+            let m = &mut s.metadata;
+            m.insert(META_MAP.into(), "arrays".into());
+            m.insert(META_KEY.into(), key.clone());
+            m.insert(META_TYPE.into(), kind.name().into());
+            if kind == ArrayKind::Json {
+                m.insert("encoding".into(), "json".into());
+            }
+            if let Some(l) = array_layout(key) {
+                m.insert("layout".into(), l.into());
+            }
+            cols.array_of.insert(key.clone(), cols.arrays.len());
+            cols.arrays.push(ArrayCol {
+                key: key.clone(),
+                kind,
+                at: frames.signals.len(),
+                json: None,
+            });
+            frames.signals.push(s);
+        }
+        let mut delta = SignalDesc::scalar(DELTA_KEYS_COLUMN, DType::Str);
+        delta.metadata.insert("encoding".into(), "json".into());
+        delta.metadata.insert(
+            "description".into(),
+            "the columns this record itself set (its delta), as a JSON array of column names; [name, variant] where an array's protobuf type differs from the column's; null for a record without FrameData".into(),
+        );
+        cols.delta = frames.signals.len();
+        frames.signals.push(delta);
         frames.metadata.insert(
             "values".into(),
-            "aggregated frame after applying the record (deltas merged key by key, reset on frame_index 0)".into(),
+            "aggregated frame after applying the record (deltas merged key by key, reset on frame_index 0), so every row is complete".into(),
         );
         schema.streams.push(frames);
-
-        let [t, ts] = time_signals();
-        let mut p = StreamDesc::new(PARTICLES_STREAM, t, TimeBase::SECONDS);
-        p.signals.push(ts);
-        p.signals
-            .push(SignalDesc::scalar("frame_index", DType::U32));
-        p.entity = Some(p.signals.len());
-        p.signals.push(SignalDesc::scalar("particle", DType::U32));
-        let vec3 = |p: &mut StreamDesc, names: [&str; 3], unit: &str| {
-            let at = p.signals.len();
-            for n in names {
-                p.signals
-                    .push(SignalDesc::scalar(n, DType::F32).with_unit(unit));
-            }
-            at
-        };
-        pc.pos = vec3(&mut p, ["x", "y", "z"], "nm");
-        let has = |k: &str| scan.arrays.contains_key(k);
-        if has("particle.velocities") {
-            pc.vel = Some(vec3(&mut p, ["vx", "vy", "vz"], "nm/ps"));
-        }
-        if has("particle.forces") {
-            pc.force = Some(vec3(&mut p, ["fx", "fy", "fz"], "kJ/(mol nm)"));
-        }
-        if has("particle.forces.system") {
-            pc.force_system = Some(vec3(
-                &mut p,
-                ["fx_system", "fy_system", "fz_system"],
-                "kJ/(mol nm)",
-            ));
-        }
-        if has("forces.user.sparse") {
-            pc.force_user = Some(vec3(
-                &mut p,
-                ["fx_user", "fy_user", "fz_user"],
-                "kJ/(mol nm)",
-            ));
-        }
-        let col = |p: &mut StreamDesc, present: bool, name: &str, dtype: DType| {
-            present.then(|| {
-                p.signals.push(SignalDesc::scalar(name, dtype));
-                p.signals.len() - 1
-            })
-        };
-        pc.element = col(&mut p, has("particle.elements"), "element", DType::U32);
-        pc.name = col(&mut p, has("particle.names"), "name", DType::Str);
-        let residues = has("particle.residues");
-        pc.residue = col(&mut p, residues, "residue", DType::U32);
-        pc.residue_name = col(
-            &mut p,
-            residues && has("residue.names"),
-            "residue_name",
-            DType::Str,
-        );
-        pc.residue_id = col(
-            &mut p,
-            residues && has("residue.ids"),
-            "residue_id",
-            DType::Str,
-        );
-        let chains = residues && has("residue.chains");
-        pc.chain = col(&mut p, chains, "chain", DType::U32);
-        pc.chain_name = col(
-            &mut p,
-            chains && has("chain.names"),
-            "chain_name",
-            DType::Str,
-        );
-        for (key, kind) in &scan.extra {
-            let base = key.trim_start_matches("particle.");
-            let at = match kind {
-                ExtraKind::Float3 => {
-                    let names = [
-                        format!("{base}_x"),
-                        format!("{base}_y"),
-                        format!("{base}_z"),
-                    ];
-                    let at = p.signals.len();
-                    for n in names {
-                        p.signals.push(SignalDesc::scalar(n, DType::F32));
-                    }
-                    at
-                }
-                ExtraKind::Float => col(&mut p, true, base, DType::F32).unwrap_or_default(),
-                ExtraKind::Index => col(&mut p, true, base, DType::U32).unwrap_or_default(),
-                ExtraKind::Text => col(&mut p, true, base, DType::Str).unwrap_or_default(),
-            };
-            pc.extra.push((key.clone(), *kind, at));
-        }
-        p.metadata.insert(
-            "rows".into(),
-            "one per particle for each frame record that carries particle.positions; other arrays from the aggregated frame".into(),
-        );
-        schema.streams.push(p);
     }
     if has_state {
-        let [t, ts] = time_signals();
-        let mut s = StreamDesc::new(STATE_STREAM, t, TimeBase::SECONDS);
-        s.signals.push(ts);
+        let mut s = StreamDesc::new(
+            STATE_STREAM,
+            SignalDesc::scalar(TIME_COLUMN, DType::U64).with_unit("us"),
+            TimeBase::MICROSECONDS,
+        );
         s.signals.push(SignalDesc::scalar("key", DType::Str));
         let mut value = SignalDesc::scalar("value", DType::Str);
         value.metadata.insert("encoding".into(), "json".into());
         s.signals.push(value);
         s.signals.push(SignalDesc::scalar("removed", DType::Bool));
+        s.metadata.insert(
+            "rows".into(),
+            "one row per key a state update sets (value as JSON) or removes (value null, removed true); an update that changes nothing gives one row with a null key".into(),
+        );
         schema.streams.push(s);
     }
-    (schema, value_cols, box_col, pc)
+    (schema, cols)
 }
 
-/// Where events come from.
 #[derive(Debug)]
 enum Source<R> {
     /// A `.traj` and/or `.state` read as they go.
@@ -372,52 +528,74 @@ struct Pending {
     timestamp: u128,
     frame_row: bool,
     frame_index: u32,
-    reset: bool,
-    particles: usize,
-    next_particle: usize,
-    user_forces: Vec<f32>,
-    state_rows: Vec<(String, String, bool)>,
+    delta: Option<String>,
+    state_rows: Vec<(Option<String>, Option<String>, bool)>,
     next_state: usize,
 }
 
 /// A NanoVer recording read as generic streams.
 ///
-/// Streams, in this order (the first two only with a `.traj`, the last only with a `.state`):
+/// Either file of a pair opens the whole recording (`x.traj` finds `x.state` and the
+/// reverse; [`RecordingPaths::resolve`]); a `.nanover.zip` opens too. Streams, in this order
+/// (`frames` only with a `.traj`, `state` only with a `.state`):
 ///
-/// * [`FRAMES_STREAM`] `frames`: one row per frame record. Columns `t` (seconds, `f64`),
-///   `timestamp_us` (the record's `u128` timestamp: microseconds since the recorder
-///   started, as `u64`), `frame_index`, `session` (counts resets), `reset`, then
-///   `system.box.vectors` (3×3 `f32`, nm) when present, then one column per key of
-///   `values` seen in the file, named by the key: numbers as `f64` (energies in kJ/mol,
-///   `system.simulation.time` in ps, ...), booleans, strings, and lists/structs as JSON text.
-///   Values come from the **aggregated** frame after the record, so keys that Python writes
-///   only in topology frames (`particle.count`) are filled in every row.
-/// * [`PARTICLES_STREAM`] `particles` (entity-keyed on `particle`): one row per particle for
-///   each frame record that carries `particle.positions`. Columns `t`, `timestamp_us`,
-///   `frame_index`, `particle`, `x y z` (nm, `f32`), and when present in the file
-///   `vx vy vz` (nm/ps), `fx fy fz` (`particle.forces`), `fx_system ...`
-///   (`particle.forces.system`), `fx_user ...` (the sparse iMD force made dense: 0 for
-///   particles without one), `element`, `name`, `residue`, `residue_name`, `residue_id`
-///   (text whether the file stores strings or floats), `chain`, `chain_name`, and other
-///   `particle.*` arrays of one or three values per particle. Everything but positions comes
-///   from the aggregated frame.
-/// * [`STATE_STREAM`] `state`: one row per key changed by a state update: `t`,
-///   `timestamp_us`, `key`, `value` (JSON; `null` for a removal) and `removed`.
+/// * [`FRAMES_STREAM`] `frames`: **one row per `.traj` record**. Columns:
+///   * `t_us` (`u64`, the time column, µs since the recorder started; null in the
+///     impossible case of a timestamp above `u64::MAX`), `frame_index` (`u32`; for
+///     version-1 files the ordinal), `session` (`u32`: 0, then +1 at every reset after the
+///     first frame, the same numbering as [`crate::split_sessions`] with
+///     [`crate::SplitRule::FrameReset`], or `ResetOrCounterChange` with
+///     [`NanoverRecording::with_counter_resets`]);
+///   * one column per `values` key seen in the file, named by the key: numbers `f64`
+///     (energies in kJ/mol, `system.simulation.time` in ps, counts, counters), booleans,
+///     strings, and lists, structs or keys whose kind changes as JSON text;
+///   * one column per `arrays` key seen in the file: **lists** (`Shape::Variable`) of `f32`
+///     for float arrays (`particle.positions` is the flat list `x0, y0, z0, x1, ...` in nm,
+///     likewise velocities and forces; `system.box.vectors` 9 values, rows are the box
+///     vectors), of `u32` for index arrays (`particle.elements`, `particle.residues`,
+///     `bond.pairs` flattened, ...); string arrays (`particle.names`, `residue.names`,
+///     `residue.ids` as the Python server writes them) as JSON text (`["N","CA"]`), since
+///     the generic model has no list of strings. A key whose arrays are float in some
+///     records and index in others (not seen in practice) is JSON too. An empty array that a
+///     writer stored with another type (NanoVer's websocket recorder stores an empty
+///     `forces.user.sparse` as an index array) reads as an empty list of the column's type;
+///   * `delta_keys` (last): the columns the record itself set, as a JSON array of column
+///     names, with `[name, variant]` where an array's protobuf type differs from its
+///     column's (`["forces.user.sparse","index"]`), and null for a record with no
+///     `FrameData` at all. With it the rows give back the exact messages
+///     ([`crate::NanoverWriter`]).
 ///
-/// Rows come in timestamp order, a frame's rows before a state update's at the same time.
+///   Every value and array comes from the **aggregated** frame after the record (deltas
+///   merged key by key; `frame_index` 0 resets), so each row is complete: `particle.count`
+///   and the topology arrays, which Python writes only in topology frames, are in every row
+///   of their session, and a key is null only before it first appears in the session.
+///   Column names are the keys; a key present in both maps, or named like a fixed column,
+///   gets a `values.` or `arrays.` prefix. Every key column carries metadata
+///   [`META_MAP`], [`META_KEY`] and [`META_TYPE`] (and `unit`, `layout`, `encoding`).
+/// * [`STATE_STREAM`] `state`: one row per key changed by a state update: `t_us`, `key`,
+///   `value` (JSON; `null` for a removal) and `removed`. These are the update's own changes,
+///   not the merged state. An update that changes nothing gives one row with a null key.
+///
+/// The schema is declared before the first row, from a first pass over the `.traj` that
+/// reads only the keys and protobuf types of each record from the wire (no array is
+/// decoded; memory stays bounded by the largest record). Rows come in timestamp order, a
+/// frame's row before a state update's at the same time.
 ///
 /// ```
-/// use recfmt_core::{FrameBuf, ReadOptions, RecordingReader, Value};
+/// use recfmt_core::{ArrayValue, FrameBuf, ReadOptions, RecordingReader, Value};
 /// use recfmt_nanover::{NanoverRecording, generate};
 /// let (traj, state) = generate::small_recording_bytes()?;
 /// let mut rec = NanoverRecording::from_bytes(Some(&traj), Some(&state), &ReadOptions::default())?;
 /// let frames = rec.schema().stream_index("frames").unwrap();
 /// let potential = rec.schema().streams[frames].signal_index("energy.potential").unwrap();
+/// let positions = rec.schema().streams[frames].signal_index("particle.positions").unwrap();
 /// let mut row = FrameBuf::default();
 /// let mut energies = Vec::new();
 /// while rec.read_frame(&mut row)? {
 ///     if row.stream == frames {
 ///         energies.push(row.values[potential].as_f64().unwrap());
+///         let Value::Array(ArrayValue::F32(xyz)) = &row.values[positions] else { panic!() };
+///         assert!(xyz.len() == 9 || xyz.len() == 12); // 3 or 4 particles
 ///     }
 /// }
 /// assert_eq!(energies.len(), 7);
@@ -430,11 +608,8 @@ pub struct NanoverRecording<R> {
     header: Header,
     schema: Schema,
     frames_stream: Option<usize>,
-    particles_stream: Option<usize>,
     state_stream: Option<usize>,
-    value_cols: Vec<ValueCol>,
-    box_col: usize,
-    pc: ParticleCols,
+    cols: FrameCols,
     view: FrameView,
     frames_seen: u64,
     session: u32,
@@ -444,12 +619,13 @@ pub struct NanoverRecording<R> {
     merged_key: (u64, u64, usize, usize, usize),
     total_bytes: Option<u64>,
     lost_resets: u64,
+    undeclared: u64,
     done: bool,
 }
 
 impl NanoverRecording<BufReader<File>> {
-    /// Opens a recording: a `.traj` (with the `.state` beside it, when there is one) or a
-    /// `.state` alone.
+    /// Opens a recording: a `.traj` or a `.state` together with its partner beside it (when
+    /// there is one; see [`RecordingPaths::resolve`]), or a `.nanover.zip`.
     pub fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
         use recfmt_core::ResultExt;
         if is_nanover_zip(path) {
@@ -555,11 +731,10 @@ impl<R: Read + std::io::Seek> NanoverRecording<R> {
             )));
         }
         let mut scan = Prescan::default();
-        let mut n = 0;
         let mut has_state = false;
         for e in &events {
             if let Some(f) = &e.frame {
-                scan.add(f, &mut n);
+                scan.add_message(f);
             }
             has_state |= e.state.is_some();
         }
@@ -633,10 +808,10 @@ impl<R: Read> NanoverRecording<R> {
         (has_traj, has_state): (bool, bool),
         version: &str,
     ) -> Self {
-        let (schema, value_cols, box_col, pc) = build_schema(&scan, has_traj, has_state);
+        let (schema, cols) = build_schema(&scan, has_traj, has_state);
         metadata.insert(
             "timestamp_unit".into(),
-            "us since the recorder started (t = timestamp_us / 1e6 s)".into(),
+            "t_us: microseconds since the recorder started".into(),
         );
         metadata.insert(
             "units".into(),
@@ -658,14 +833,11 @@ impl<R: Read> NanoverRecording<R> {
         };
         let mut rec = NanoverRecording {
             frames_stream: schema.stream_index(FRAMES_STREAM),
-            particles_stream: schema.stream_index(PARTICLES_STREAM),
             state_stream: schema.stream_index(STATE_STREAM),
             source,
             header,
             schema,
-            value_cols,
-            box_col,
-            pc,
+            cols,
             view: FrameView::new(),
             frames_seen: 0,
             session: 0,
@@ -675,6 +847,7 @@ impl<R: Read> NanoverRecording<R> {
             merged_key: (0, 0, 0, 0, 0),
             total_bytes: None,
             lost_resets: 0,
+            undeclared: 0,
             done: false,
         };
         rec.refresh_integrity();
@@ -742,8 +915,7 @@ impl<R: Read> NanoverRecording<R> {
         let p = &mut self.pending;
         p.timestamp = event.timestamp;
         p.frame_row = false;
-        p.particles = 0;
-        p.next_particle = 0;
+        p.delta = None;
         p.state_rows.clear();
         p.next_state = 0;
         if let Some(frame) = event.frame {
@@ -751,6 +923,16 @@ impl<R: Read> NanoverRecording<R> {
         }
         if let Some(update) = event.state {
             self.start_state(&update);
+        }
+    }
+
+    fn undeclared(&mut self, key: &str) {
+        self.undeclared += 1;
+        if self.undeclared == 1 {
+            self.own.warn(format!(
+                "frame {}: key {key:?} was not seen by the first pass and has no column (further ones not reported)",
+                self.frames_seen
+            ));
         }
     }
 
@@ -769,88 +951,77 @@ impl<R: Read> NanoverRecording<R> {
             self.session = self.session.saturating_add(1);
         }
         self.frames_seen += 1;
+        if reset {
+            for c in &mut self.cols.arrays {
+                c.json = None;
+            }
+        }
+        let mut delta = None;
+        if let Some(frame) = &msg.frame {
+            let stream = self.frames_stream.map(|s| &self.schema.streams[s]);
+            let name = |at: usize| stream.map_or("", |s| s.signals[at].name.as_str());
+            let mut entries = Vec::with_capacity(frame.values.len() + frame.arrays.len());
+            let mut missing = Vec::new();
+            for k in frame.values.keys() {
+                match self.cols.value_of.get(k) {
+                    Some(&i) => entries.push(serde_json::Value::from(name(self.cols.values[i].at))),
+                    None => missing.push(k.clone()),
+                }
+            }
+            for (k, a) in &frame.arrays {
+                match self.cols.array_of.get(k) {
+                    Some(&i) => {
+                        let col = &mut self.cols.arrays[i];
+                        col.json = None;
+                        let v = Variant::of(a);
+                        let n = serde_json::Value::from(name(col.at));
+                        entries.push(if v == col.kind.natural() {
+                            n
+                        } else {
+                            serde_json::Value::Array(vec![n, v.name().into()])
+                        });
+                    }
+                    None => missing.push(k.clone()),
+                }
+            }
+            for k in missing {
+                self.undeclared(&k);
+            }
+            delta = Some(serde_json::Value::Array(entries).to_string());
+        }
         let p = &mut self.pending;
         p.frame_row = self.frames_stream.is_some();
         p.frame_index = msg.frame_index;
-        p.reset = reset;
-        let has_positions = msg
-            .frame
-            .as_ref()
-            .is_some_and(|f| f.arrays.contains_key("particle.positions"));
-        if has_positions && self.particles_stream.is_some() {
-            let n = self
-                .view
-                .arrays
-                .get("particle.positions")
-                .and_then(ValueArray::as_floats)
-                .map_or(0, |p| p.len() / 3);
-            p.particles = n;
-            if self.pc.force_user.is_some() {
-                p.user_forces.clear();
-                p.user_forces.resize(3 * n, 0.0);
-                let index = self
-                    .view
-                    .arrays
-                    .get("forces.user.index")
-                    .and_then(ValueArray::as_indices);
-                let sparse = self
-                    .view
-                    .arrays
-                    .get("forces.user.sparse")
-                    .and_then(ValueArray::as_floats);
-                if let (Some(index), Some(sparse)) = (index, sparse) {
-                    for (j, &i) in index.iter().enumerate() {
-                        let i = i as usize;
-                        if i < n && 3 * j + 3 <= sparse.len() {
-                            p.user_forces[3 * i..3 * i + 3]
-                                .copy_from_slice(&sparse[3 * j..3 * j + 3]);
-                        }
-                    }
-                }
-            }
-        }
+        p.delta = delta;
     }
 
     fn start_state(&mut self, update: &StateUpdate) {
         if self.state_stream.is_none() {
             return;
         }
-        for (k, v) in update.changes() {
-            self.pending
-                .state_rows
-                .push((k.clone(), value_to_json(v).to_string(), is_null(v)));
+        let rows = &mut self.pending.state_rows;
+        match &update.changed_keys {
+            None => rows.push((None, None, false)),
+            Some(s) if s.fields.is_empty() => rows.push((None, Some("{}".into()), false)),
+            Some(s) => {
+                for (k, v) in &s.fields {
+                    rows.push((Some(k.clone()), Some(value_to_json_text(v)), is_null(v)));
+                }
+            }
         }
     }
 
-    fn time_cells(&self, dst: &mut FrameBuf) {
-        let t = self.pending.timestamp;
-        dst.values[0] = Cell::Float(t as f64 / 1e6);
-        dst.values[1] = u64::try_from(t).map_or(Cell::Null, Cell::UInt);
+    fn time_cell(&self) -> Cell {
+        u64::try_from(self.pending.timestamp).map_or(Cell::Null, Cell::UInt)
     }
 
     fn emit_frame_row(&mut self, stream: usize, dst: &mut FrameBuf) {
         dst.reset(stream, self.schema.streams[stream].signals.len());
-        self.time_cells(dst);
-        dst.values[2] = Cell::UInt(u64::from(self.pending.frame_index));
-        dst.values[3] = Cell::UInt(u64::from(self.session));
-        dst.values[4] = Cell::Bool(self.pending.reset);
-        let mut next = 5;
-        if self.box_col != 0 {
-            match self
-                .view
-                .arrays
-                .get("system.box.vectors")
-                .and_then(ValueArray::as_floats)
-            {
-                Some(b) if b.len() == 9 => {
-                    dst.values[self.box_col].f32_array().extend_from_slice(b)
-                }
-                _ => dst.values[self.box_col] = Cell::Null,
-            }
-            next = self.box_col + 1;
-        }
-        for (i, col) in self.value_cols.iter().enumerate() {
-            let cell = &mut dst.values[next + i];
+        dst.values[0] = self.time_cell();
+        dst.values[1] = Cell::UInt(u64::from(self.pending.frame_index));
+        dst.values[2] = Cell::UInt(u64::from(self.session));
+        for col in &self.cols.values {
+            let cell = &mut dst.values[col.at];
             let v = self.view.values.get(&col.key);
             match (col.kind, v.and_then(|v| v.kind.as_ref())) {
                 (_, None | Some(Kind::NullValue(_))) => *cell = Cell::Null,
@@ -858,119 +1029,65 @@ impl<R: Read> NanoverRecording<R> {
                 (ScalarKind::Bool, Some(Kind::BoolValue(b))) => *cell = Cell::Bool(*b),
                 (ScalarKind::Text, Some(Kind::StringValue(s))) => cell.set_str(s),
                 (ScalarKind::Json, Some(_)) => match v {
-                    Some(v) => cell.set_str(&value_to_json(v).to_string()),
+                    Some(v) => cell.set_str(&value_to_json_text(v)),
                     None => *cell = Cell::Null,
                 },
+                // A kind the first pass did not see for this key (the files changed between
+                // the passes): nothing faithful to put here.
                 _ => *cell = Cell::Null,
             }
         }
-    }
-
-    fn emit_particle_row(&mut self, stream: usize, dst: &mut FrameBuf) {
-        let i = self.pending.next_particle;
-        dst.reset(stream, self.schema.streams[stream].signals.len());
-        self.time_cells(dst);
-        dst.values[2] = Cell::UInt(u64::from(self.pending.frame_index));
-        dst.values[3] = Cell::UInt(i as u64);
-        let arrays = &self.view.arrays;
-        let floats = |key: &str| arrays.get(key).and_then(ValueArray::as_floats);
-        let put3 = |values: &mut [Cell], at: usize, src: Option<&[f32]>| {
-            for k in 0..3 {
-                values[at + k] = src
-                    .and_then(|s| s.get(3 * i + k))
-                    .map_or(Cell::Null, |&f| Cell::Float(f64::from(f)));
-            }
-        };
-        put3(&mut dst.values, self.pc.pos, floats("particle.positions"));
-        if let Some(at) = self.pc.vel {
-            put3(&mut dst.values, at, floats("particle.velocities"));
-        }
-        if let Some(at) = self.pc.force {
-            put3(&mut dst.values, at, floats("particle.forces"));
-        }
-        if let Some(at) = self.pc.force_system {
-            put3(&mut dst.values, at, floats("particle.forces.system"));
-        }
-        if let Some(at) = self.pc.force_user {
-            let has = arrays.contains_key("forces.user.sparse");
-            put3(
-                &mut dst.values,
-                at,
-                has.then_some(&self.pending.user_forces[..]),
-            );
-        }
-        let index_at = |key: &str, j: usize| -> Option<u32> {
-            arrays
-                .get(key)
-                .and_then(ValueArray::as_indices)
-                .and_then(|a| a.get(j).copied())
-        };
-        let text_at =
-            |key: &str, j: usize, cell: &mut Cell| match arrays.get(key).and_then(|a| a.text_at(j))
-            {
-                Some(s) => cell.set_str(&s),
-                None => *cell = Cell::Null,
+        for col in &mut self.cols.arrays {
+            let cell = &mut dst.values[col.at];
+            let Some(a) = self.view.arrays.get(&col.key) else {
+                *cell = Cell::Null;
+                continue;
             };
-        if let Some(at) = self.pc.element {
-            dst.values[at] =
-                index_at("particle.elements", i).map_or(Cell::Null, |e| Cell::UInt(u64::from(e)));
-        }
-        if let Some(at) = self.pc.name {
-            text_at("particle.names", i, &mut dst.values[at]);
-        }
-        let residue = index_at("particle.residues", i);
-        if let Some(at) = self.pc.residue {
-            dst.values[at] = residue.map_or(Cell::Null, |r| Cell::UInt(u64::from(r)));
-        }
-        let residue = residue.map(|r| r as usize);
-        let chain = residue.and_then(|r| index_at("residue.chains", r));
-        for (col, key, idx) in [
-            (self.pc.residue_name, "residue.names", residue),
-            (self.pc.residue_id, "residue.ids", residue),
-            (self.pc.chain_name, "chain.names", chain.map(|c| c as usize)),
-        ] {
-            if let Some(at) = col {
-                match idx {
-                    Some(j) => text_at(key, j, &mut dst.values[at]),
-                    None => dst.values[at] = Cell::Null,
+            match (col.kind, &a.values) {
+                (ArrayKind::Float, Some(Values::FloatValues(f))) => {
+                    cell.f32_array().extend_from_slice(&f.values);
+                }
+                (ArrayKind::Float, Some(Values::IndexValues(i))) => {
+                    cell.f32_array().extend(i.values.iter().map(|&x| x as f32));
+                }
+                (ArrayKind::Index, Some(Values::IndexValues(i))) => {
+                    uint_array(cell).extend(i.values.iter().map(|&x| u64::from(x)));
+                }
+                (ArrayKind::Index, Some(Values::FloatValues(f))) => {
+                    uint_array(cell).extend(f.values.iter().map(|&x| x as u64));
+                }
+                (ArrayKind::Float, _) => {
+                    cell.f32_array();
+                }
+                (ArrayKind::Index, _) => {
+                    uint_array(cell);
+                }
+                (ArrayKind::Json, _) => {
+                    let text = col.json.get_or_insert_with(|| array_to_json_text(a));
+                    cell.set_str(text);
                 }
             }
         }
-        if let Some(at) = self.pc.chain {
-            dst.values[at] = chain.map_or(Cell::Null, |c| Cell::UInt(u64::from(c)));
+        let delta = &mut dst.values[self.cols.delta];
+        match &self.pending.delta {
+            Some(d) => delta.set_str(d),
+            None => *delta = Cell::Null,
         }
-        for (key, kind, at) in &self.pc.extra {
-            let at = *at;
-            let array = arrays.get(key);
-            match kind {
-                ExtraKind::Float3 => {
-                    put3(&mut dst.values, at, array.and_then(ValueArray::as_floats))
-                }
-                ExtraKind::Float => {
-                    dst.values[at] = array
-                        .and_then(ValueArray::as_floats)
-                        .and_then(|a| a.get(i))
-                        .map_or(Cell::Null, |&f| Cell::Float(f64::from(f)));
-                }
-                ExtraKind::Index => {
-                    dst.values[at] = array
-                        .and_then(ValueArray::as_indices)
-                        .and_then(|a| a.get(i))
-                        .map_or(Cell::Null, |&v| Cell::UInt(u64::from(v)));
-                }
-                ExtraKind::Text => text_at(key, i, &mut dst.values[at]),
-            }
-        }
-        self.pending.next_particle += 1;
     }
 
     fn emit_state_row(&mut self, stream: usize, dst: &mut FrameBuf) {
-        dst.reset(stream, 5);
-        self.time_cells(dst);
+        dst.reset(stream, 4);
+        dst.values[0] = self.time_cell();
         let (key, json, removed) = &self.pending.state_rows[self.pending.next_state];
-        dst.values[2].set_str(key);
-        dst.values[3].set_str(json);
-        dst.values[4] = Cell::Bool(*removed);
+        match key {
+            Some(k) => dst.values[1].set_str(k),
+            None => dst.values[1] = Cell::Null,
+        }
+        match json {
+            Some(j) => dst.values[2].set_str(j),
+            None => dst.values[2] = Cell::Null,
+        }
+        dst.values[3] = Cell::Bool(*removed);
         self.pending.next_state += 1;
     }
 
@@ -982,12 +1099,6 @@ impl<R: Read> NanoverRecording<R> {
                     self.emit_frame_row(s, dst);
                     return Ok(true);
                 }
-            }
-            if self.pending.next_particle < self.pending.particles
-                && let Some(s) = self.particles_stream
-            {
-                self.emit_particle_row(s, dst);
-                return Ok(true);
             }
             if self.pending.next_state < self.pending.state_rows.len()
                 && let Some(s) = self.state_stream
@@ -1012,12 +1123,30 @@ impl<R: Read> NanoverRecording<R> {
                             "{} frames change {SIMULATION_COUNTER} without a reset",
                             self.lost_resets
                         ));
-                        self.refresh_integrity();
                     }
+                    if self.undeclared > 1 {
+                        self.own
+                            .warn(format!("{} keys of frames had no column", self.undeclared));
+                    }
+                    self.refresh_integrity();
                     return Ok(false);
                 }
             }
         }
+    }
+}
+
+/// Makes a cell an unsigned integer list and returns it cleared, reusing the allocation.
+fn uint_array(cell: &mut Cell) -> &mut Vec<u64> {
+    if !matches!(cell, Cell::Array(ArrayValue::UInt(_))) {
+        *cell = Cell::Array(ArrayValue::UInt(Vec::new()));
+    }
+    match cell {
+        Cell::Array(ArrayValue::UInt(v)) => {
+            v.clear();
+            v
+        }
+        _ => unreachable!("set to a uint array just above"),
     }
 }
 

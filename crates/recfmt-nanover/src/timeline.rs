@@ -33,22 +33,85 @@ pub struct RecordingPaths {
 }
 
 impl RecordingPaths {
-    /// Resolves a path: a `.traj` picks up the `.state` beside it with the same stem (when it
-    /// exists); a `.state` stands alone; any other extension is sniffed from the content (a
-    /// frame or a state update in the first record) and defaults to a trajectory.
+    /// Resolves a path to the files of one recording: a `.traj` picks up the `.state` beside
+    /// it with the same stem, and a `.state` the `.traj` beside it (when they exist), so
+    /// either file of a pair opens the whole recording. Any other extension is sniffed from
+    /// the content (a frame or a state update in the first record) and defaults to a
+    /// trajectory, whose partner is looked for with the `.state` extension.
+    ///
+    /// ```
+    /// use recfmt_nanover::RecordingPaths;
+    /// let dir = std::env::temp_dir().join(format!("nanover-paths-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let (traj, state) = recfmt_nanover::generate::small_recording_bytes()?;
+    /// std::fs::write(dir.join("a.traj"), &traj)?;
+    /// std::fs::write(dir.join("a.state"), &state)?;
+    /// let from_state = RecordingPaths::resolve(&dir.join("a.state"));
+    /// assert_eq!(from_state, RecordingPaths::resolve(&dir.join("a.traj")));
+    /// assert_eq!(from_state.traj, Some(dir.join("a.traj")));
+    /// assert_eq!(RecordingPaths::single(&dir.join("a.state")).traj, None);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn resolve(path: &Path) -> Self {
+        let mut paths = Self::single(path);
+        match (&paths.traj, &paths.state) {
+            (Some(t), None) => {
+                let sibling = t.with_extension("state");
+                paths.state = (sibling != *t && sibling.is_file()).then_some(sibling);
+            }
+            (None, Some(s)) => {
+                let sibling = s.with_extension("traj");
+                paths.traj = (sibling != *s && sibling.is_file()).then_some(sibling);
+            }
+            _ => {}
+        }
+        paths
+    }
+
+    /// The one file at `path`, without looking for its partner: a `.state` (by extension or
+    /// content) is a state file, anything else a trajectory.
+    pub fn single(path: &Path) -> Self {
         match FileKind::from_path(path).or_else(|| sniff_path(path)) {
             Some(FileKind::State) => RecordingPaths {
                 traj: None,
                 state: Some(path.to_path_buf()),
             },
-            _ => {
-                let sibling = path.with_extension("state");
-                RecordingPaths {
-                    traj: Some(path.to_path_buf()),
-                    state: (sibling != path && sibling.is_file()).then_some(sibling),
-                }
+            _ => RecordingPaths {
+                traj: Some(path.to_path_buf()),
+                state: None,
+            },
+        }
+    }
+
+    /// Where a writer puts the files of a recording named by `path`: a path ending in
+    /// `.state` names the state file and the trajectory beside it gets `.traj`; any other
+    /// path names the trajectory and the state file beside it gets `.state` (`y.traj` and
+    /// `y.state`; `out` and `out.state`). `traj` and `state` say which files are wanted.
+    ///
+    /// ```
+    /// use std::path::{Path, PathBuf};
+    /// use recfmt_nanover::RecordingPaths;
+    /// let p = RecordingPaths::outputs(Path::new("run/y.traj"), true, true);
+    /// assert_eq!(p.state, Some(PathBuf::from("run/y.state")));
+    /// let p = RecordingPaths::outputs(Path::new("y.state"), true, true);
+    /// assert_eq!(p.traj, Some(PathBuf::from("y.traj")));
+    /// ```
+    pub fn outputs(path: &Path, traj: bool, state: bool) -> Self {
+        let (t, s) = if FileKind::from_path(path) == Some(FileKind::State) {
+            (path.with_extension("traj"), path.to_path_buf())
+        } else {
+            let mut s = path.as_os_str().to_owned();
+            if FileKind::from_path(path) == Some(FileKind::Trajectory) {
+                s = path.with_extension("state").into_os_string();
+            } else {
+                s.push(".state");
             }
+            (path.to_path_buf(), PathBuf::from(s))
+        };
+        RecordingPaths {
+            traj: traj.then_some(t),
+            state: state.then_some(s),
         }
     }
 }

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use recfmt_core::{FrameBuf, ReadOptions, RecordingReader, Score, Value};
+use recfmt_core::{ArrayValue, DType, FrameBuf, ReadOptions, RecordingReader, Score, Shape, Value};
 use recfmt_nanover::{
     FORMAT, FileKind, FindingKind, GetFrameResponse, NanoverRecording, RecordingPaths, Severity,
     SplitRule, Timeline, check, generate, io::Reader, split_files, split_sessions,
@@ -17,20 +17,13 @@ fn sample(name: &str) -> Option<std::path::PathBuf> {
     common::samples_dir().map(|d| d.join("server-py").join(name))
 }
 
-/// Frames, particle rows expected, and state key changes, counted with the low-level reader.
-fn expected_rows(traj: &Path) -> (u64, u64, u64) {
+/// Frames and state rows expected, counted with the low-level reader.
+fn expected_rows(traj: &Path) -> (u64, u64) {
     let bytes = std::fs::read(traj).unwrap();
     let mut r = Reader::new(&bytes[..], FileKind::Trajectory);
-    let (mut frames, mut particles) = (0, 0);
-    while let Some((_, f)) = r.read_frame().unwrap() {
+    let mut frames = 0;
+    while r.read_frame().unwrap().is_some() {
         frames += 1;
-        if let Some(p) = f
-            .frame
-            .as_ref()
-            .and_then(|d| d.arrays.get("particle.positions"))
-        {
-            particles += (p.len() / 3) as u64;
-        }
     }
     let mut states = 0;
     let state = traj.with_extension("state");
@@ -38,10 +31,10 @@ fn expected_rows(traj: &Path) -> (u64, u64, u64) {
         let bytes = std::fs::read(&state).unwrap();
         let mut r = Reader::new(&bytes[..], FileKind::State);
         while let Some((_, s)) = r.read_state().unwrap() {
-            states += s.changes().count() as u64;
+            states += (s.changes().count() as u64).max(1);
         }
     }
-    (frames, particles, states)
+    (frames, states)
 }
 
 #[test]
@@ -59,6 +52,14 @@ fn every_sample_is_detected_and_read_through_the_adapter() {
         let mut rec = (FORMAT.open)(&path, &ReadOptions::default()).unwrap();
         assert_eq!(rec.header().version, "2");
         let schema = rec.schema().clone();
+        let frames_desc = &schema.streams[schema.stream_index("frames").unwrap()];
+        assert_eq!(frames_desc.signals[0].name, "t_us");
+        assert_eq!(frames_desc.signals[0].dtype, DType::U64);
+        assert_eq!(frames_desc.signals[1].name, "frame_index");
+        assert_eq!(frames_desc.signals[2].name, "session");
+        let positions = frames_desc.signal_index("particle.positions").unwrap();
+        assert_eq!(frames_desc.signals[positions].dtype, DType::F32);
+        assert_eq!(frames_desc.signals[positions].shape, Shape::Variable);
         let mut counts = BTreeMap::<String, u64>::new();
         let mut last_t = f64::MIN;
         let mut row = FrameBuf::default();
@@ -75,14 +76,14 @@ fn every_sample_is_detected_and_read_through_the_adapter() {
             "{name}: {:?}",
             rec.integrity()
         );
-        let (frames, particles, states) = expected_rows(&path);
+        let (frames, states) = expected_rows(&path);
         assert_eq!(counts.get("frames").copied().unwrap_or(0), frames, "{name}");
+        assert_eq!(counts.get("state").copied().unwrap_or(0), states, "{name}");
         assert_eq!(
-            counts.get("particles").copied().unwrap_or(0),
-            particles,
+            schema.streams.len(),
+            if states > 0 { 2 } else { 1 },
             "{name}"
         );
-        assert_eq!(counts.get("state").copied().unwrap_or(0), states, "{name}");
         eprintln!("{name}: rows {counts:?}");
     }
 }
@@ -95,6 +96,27 @@ fn column(rec: &dyn RecordingReader, stream: &str, signal: &str) -> (usize, usiz
     (s, i)
 }
 
+fn floats(v: &Value) -> &[f32] {
+    match v {
+        Value::Array(ArrayValue::F32(f)) => f,
+        other => panic!("not an f32 list: {other:?}"),
+    }
+}
+
+fn uints(v: &Value) -> &[u64] {
+    match v {
+        Value::Array(ArrayValue::UInt(u)) => u,
+        other => panic!("not a u32 list: {other:?}"),
+    }
+}
+
+fn json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Str(s) => serde_json::from_str(s).unwrap(),
+        other => panic!("not JSON text: {other:?}"),
+    }
+}
+
 #[test]
 fn tutorial_nanotube_gives_energies_and_atom_paths() {
     let Some(path) = sample("tutorials-nanotube-recording.traj") else {
@@ -104,73 +126,140 @@ fn tutorial_nanotube_gives_energies_and_atom_paths() {
     let (frames, potential) = column(&rec, "frames", "energy.potential");
     let (_, count) = column(&rec, "frames", "particle.count");
     let (_, sim_time) = column(&rec, "frames", "system.simulation.time");
-    let (particles, x) = column(&rec, "particles", "x");
-    let (_, particle) = column(&rec, "particles", "particle");
-    let (_, fx_user) = column(&rec, "particles", "fx_user");
-    let (_, fx_system) = column(&rec, "particles", "fx_system");
-    let (_, residue_id) = column(&rec, "particles", "residue_id");
-    let (_, chain_name) = column(&rec, "particles", "chain_name");
-    let (_, name) = column(&rec, "particles", "name");
-    assert_eq!(rec.schema().streams[particles].entity, Some(particle));
-    assert_eq!(
-        rec.schema().streams[frames].signals[potential]
-            .unit
-            .as_deref(),
-        Some("kJ/mol")
-    );
+    let (_, positions) = column(&rec, "frames", "particle.positions");
+    let (_, names) = column(&rec, "frames", "particle.names");
+    let (_, elements) = column(&rec, "frames", "particle.elements");
+    let (_, user_index) = column(&rec, "frames", "forces.user.index");
+    let (_, user_sparse) = column(&rec, "frames", "forces.user.sparse");
+    let (_, residue_ids) = column(&rec, "frames", "residue.ids");
+    let desc = &rec.schema().streams[frames];
+    assert_eq!(desc.signals[potential].unit.as_deref(), Some("kJ/mol"));
+    assert_eq!(desc.signals[positions].unit.as_deref(), Some("nm"));
+    assert_eq!(desc.signals[elements].dtype, DType::U32);
+    assert_eq!(desc.signals[names].dtype, DType::Str);
     let mut row = FrameBuf::default();
     let (mut n_frames, mut path_of_atom_7) = (0, Vec::new());
     let mut forced_rows = 0;
     let mut last_sim_time = -1.0;
     while rec.read_frame(&mut row).unwrap() {
-        if row.stream == frames {
-            n_frames += 1;
-            assert!(row.values[potential].as_f64().is_some());
-            // particle.count is only in the first (topology) record, but every row has it.
-            assert_eq!(row.values[count], Value::Float(65.0));
-            let t = row.values[sim_time].as_f64().unwrap();
-            assert!(t >= last_sim_time);
-            last_sim_time = t;
-        } else if row.stream == particles {
-            if row.values[particle] == Value::UInt(7) {
-                path_of_atom_7.push(row.values[x].as_f64().unwrap());
-                assert_eq!(row.values[name], Value::Str("C8".into()));
-                assert_eq!(row.values[residue_id], Value::Str("1".into()));
-                assert!(matches!(&row.values[chain_name], Value::Str(_)));
-            }
-            if row.values[fx_user].as_f64().is_some_and(|f| f != 0.0) {
-                forced_rows += 1;
-            }
-            assert!(row.values[fx_system].as_f64().is_some() || n_frames == 1);
+        if row.stream != frames {
+            continue;
+        }
+        n_frames += 1;
+        assert!(row.values[potential].as_f64().is_some());
+        // particle.count is only in the first (topology) record, but every row has it.
+        assert_eq!(row.values[count], Value::Float(65.0));
+        let t = row.values[sim_time].as_f64().unwrap();
+        assert!(t >= last_sim_time);
+        last_sim_time = t;
+        let xyz = floats(&row.values[positions]);
+        assert_eq!(xyz.len(), 65 * 3);
+        path_of_atom_7.push(xyz[3 * 7]);
+        assert_eq!(json(&row.values[names])[7], "C8");
+        assert_eq!(json(&row.values[residue_ids])[0], "1");
+        assert_eq!(uints(&row.values[elements]).len(), 65);
+        if n_frames == 1 {
+            // The topology record comes before any iMD force key.
+            assert_eq!(row.values[user_index], Value::Null);
+            continue;
+        }
+        let forced = uints(&row.values[user_index]).len();
+        assert_eq!(floats(&row.values[user_sparse]).len(), 3 * forced);
+        if forced > 0 {
+            forced_rows += 1;
         }
     }
     assert_eq!(n_frames, 1468);
     assert_eq!(path_of_atom_7.len(), 1468);
+    assert!(
+        path_of_atom_7.windows(2).any(|w| w[0] != w[1]),
+        "atom 7 moves"
+    );
     assert!(forced_rows > 0, "somebody pulled on the nanotube");
     assert_eq!(rec.header().metadata["max_particles"], "65");
 }
 
 #[test]
-fn rust_server_quirks_read_as_text_and_counts() {
+fn rust_server_quirks_keep_their_types() {
     let Some(path) = sample("hello.traj") else {
         return;
     };
     let mut rec = NanoverRecording::open(&path, &ReadOptions::default()).unwrap();
-    let (particles, residue_id) = column(&rec, "particles", "residue_id");
-    let (_, residue_name) = column(&rec, "particles", "residue_name");
-    let (_, name) = column(&rec, "particles", "name");
+    let (frames, residue_ids) = column(&rec, "frames", "residue.ids");
+    let (_, residue_names) = column(&rec, "frames", "residue.names");
+    let (_, names) = column(&rec, "frames", "particle.names");
+    let (_, positions) = column(&rec, "frames", "particle.positions");
+    // residue.ids is a FloatArray in Rust recordings: a list of f32.
+    assert_eq!(
+        rec.schema().streams[frames].signals[residue_ids].dtype,
+        DType::F32
+    );
     let mut row = FrameBuf::default();
     let mut first = None;
     while rec.read_frame(&mut row).unwrap() {
-        if row.stream == particles && first.is_none() {
+        if row.stream == frames && row.values[positions] != Value::Null && first.is_none() {
             first = Some(row.clone());
         }
     }
     let first = first.unwrap();
-    // residue.ids is a FloatArray in Rust recordings; it reads as "1".
-    assert_eq!(first.values[residue_id], Value::Str("1".into()));
-    assert_eq!(first.values[residue_name], Value::Str("ALA".into()));
-    assert_eq!(first.values[name], Value::Str(" N  ".into()));
+    assert_eq!(floats(&first.values[residue_ids])[..3], [1.0, 2.0, 3.0]);
+    assert_eq!(json(&first.values[residue_names])[0], "ALA");
+    assert_eq!(json(&first.values[names])[0], " N  ");
+}
+
+#[test]
+fn session_column_matches_split_sessions_on_every_sample() {
+    for path in common::sample_files() {
+        if FileKind::from_path(&path) != Some(FileKind::Trajectory) {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for counter in [false, true] {
+            let rule = if counter {
+                SplitRule::ResetOrCounterChange
+            } else {
+                SplitRule::FrameReset
+            };
+            let paths = RecordingPaths::resolve(&path);
+            let sessions = split_sessions(
+                Timeline::open(&paths, &ReadOptions::default()).unwrap(),
+                rule,
+            )
+            .unwrap();
+            let expected: Vec<u64> = sessions
+                .iter()
+                .flat_map(|s| std::iter::repeat_n(s.index as u64, s.frames.len()))
+                .collect();
+            let mut rec = NanoverRecording::open(&path, &ReadOptions::default())
+                .unwrap()
+                .with_counter_resets(counter);
+            let (frames, session) = column(&rec, "frames", "session");
+            let mut row = FrameBuf::default();
+            let mut got = Vec::new();
+            while rec.read_frame(&mut row).unwrap() {
+                if row.stream == frames {
+                    got.push(row.values[session].as_u64().unwrap());
+                }
+            }
+            assert_eq!(got, expected, "{name} counter={counter}");
+        }
+    }
+}
+
+#[test]
+fn either_file_of_a_pair_opens_the_recording() {
+    let Some(path) = sample("test_core-nanotube-example-recording.state") else {
+        return;
+    };
+    let rec = NanoverRecording::open(&path, &ReadOptions::default()).unwrap();
+    let names: Vec<_> = rec
+        .schema()
+        .streams
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names, ["frames", "state"]);
+    assert!(rec.header().metadata["traj"].ends_with(".traj"));
 }
 
 #[test]
@@ -348,21 +437,22 @@ fn generated_recording_through_the_adapter() {
         NanoverRecording::from_bytes(Some(&traj), Some(&state), &ReadOptions::default()).unwrap();
     let (frames, custom_list) = column(&rec, "frames", "custom.list");
     let (_, custom_bool) = column(&rec, "frames", "custom.bool");
+    let (_, custom_null) = column(&rec, "frames", "custom.null");
     let (_, boxv) = column(&rec, "frames", "system.box.vectors");
-    let (particles, fx_user) = column(&rec, "particles", "fx_user");
-    let (_, particle) = column(&rec, "particles", "particle");
+    let (_, sparse) = column(&rec, "frames", "forces.user.sparse");
+    let (_, delta) = column(&rec, "frames", "delta_keys");
     let (state_stream, key) = column(&rec, "state", "key");
     let (_, value) = column(&rec, "state", "value");
     let (_, removed) = column(&rec, "state", "removed");
+    let desc = &rec.schema().streams[frames];
+    assert_eq!(desc.signals.last().unwrap().name, "delta_keys");
+    assert_eq!(desc.signals[custom_null].metadata["nanover.type"], "json");
     let mut row = FrameBuf::default();
     let mut frame_rows = Vec::new();
-    let mut user = Vec::new();
     let mut state_rows = Vec::new();
     while rec.read_frame(&mut row).unwrap() {
         if row.stream == frames {
             frame_rows.push(row.clone());
-        } else if row.stream == particles && row.values[particle] == Value::UInt(1) {
-            user.push(row.values[fx_user].clone());
         } else if row.stream == state_stream {
             state_rows.push((
                 row.values[key].clone(),
@@ -380,11 +470,28 @@ fn generated_recording_through_the_adapter() {
     // The custom keys stay in the aggregate until the reset.
     assert_eq!(frame_rows[3].values[custom_bool], Value::Bool(true));
     assert_eq!(frame_rows[4].values[custom_bool], Value::Null);
-    assert!(matches!(&frame_rows[0].values[boxv], Value::Array(a) if a.len() == 9));
-    // Particle 1's user force: no force arrays, empty (index-typed), then 10 N.
-    assert_eq!(user[0], Value::Null);
-    assert_eq!(user[1], Value::Float(0.0));
-    assert_eq!(user[2], Value::Float(10.0));
+    assert_eq!(floats(&frame_rows[0].values[boxv]).len(), 9);
+    // forces.user.sparse: absent, empty (stored as an index array), then one force.
+    assert_eq!(frame_rows[0].values[sparse], Value::Null);
+    assert!(floats(&frame_rows[1].values[sparse]).is_empty());
+    assert_eq!(floats(&frame_rows[2].values[sparse]), [10.0, -5.0, 2.5]);
+    // The delta names the record's own keys, and the index-typed empty array.
+    let d1 = json(&frame_rows[1].values[delta]);
+    assert!(
+        d1.as_array()
+            .unwrap()
+            .contains(&serde_json::json!(["forces.user.sparse", "index"]))
+    );
+    assert!(
+        d1.as_array()
+            .unwrap()
+            .contains(&serde_json::json!("particle.positions"))
+    );
+    assert!(
+        !d1.as_array()
+            .unwrap()
+            .contains(&serde_json::json!("particle.names"))
+    );
     assert_eq!(state_rows.len(), 7);
     assert_eq!(
         state_rows[3],

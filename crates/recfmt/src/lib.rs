@@ -113,6 +113,11 @@ pub fn copy_faithfully(
             recfmt_icarec::copy_recording(source, target, &Default::default()).in_file(source)?;
             Ok(Some(()))
         }
+        #[cfg(feature = "nanover")]
+        "nanover" => {
+            recfmt_nanover::copy_recording(source, target).in_file(source)?;
+            Ok(Some(()))
+        }
         _ => {
             let _ = (source, target);
             Ok(None)

@@ -248,8 +248,11 @@ pub enum ConvertTo {
     Carla,
     /// A FlightGear tape.
     Fgtape,
-    /// A NanoVer recording.
+    /// A NanoVer recording (`.traj`, with its `.state` beside it).
     Nanover,
+    /// NanoVer's newer single-file recording (`messages.msgpack` + `index.msgpack` in a zip).
+    #[value(name = "nanover-zip")]
+    NanoverZip,
 }
 
 impl ConvertTo {

@@ -353,6 +353,43 @@ fn convert_one(
     if matches!(args.to, ConvertTo::Kml | ConvertTo::Gpx) {
         return convert_to_track(args, output, reader, notes);
     }
+    if reader.header().format == "nanover" && is_plain(args) {
+        // NanoVer has layouts of its own: the zip, and HDF5 with positions as
+        // [frames x particles x 3] per session (the generic exporter has no list columns).
+        match args.to {
+            ConvertTo::NanoverZip => {
+                let paths = recfmt_nanover::RecordingPaths::resolve(input);
+                let timeline = recfmt_nanover::Timeline::open(&paths, &Default::default())?;
+                let summary = recfmt_nanover::write_zip_events(timeline, output)?;
+                notes.push(format!(
+                    "wrote {} ({} frames, {} state updates)",
+                    output.display(),
+                    summary.frames,
+                    summary.states
+                ));
+                return Ok((outcome(reader.integrity()), notes));
+            }
+            ConvertTo::Hdf5 => {
+                let summary = recfmt_nanover::hdf5::write_hdf5(input, output, &Default::default())?;
+                notes.extend(summary.notes.iter().map(|n| format!("note: {n}")));
+                notes.push(format!(
+                    "wrote {} ({} sessions, {} state rows)",
+                    output.display(),
+                    summary.sessions.len(),
+                    summary.state_rows
+                ));
+                report_loss(&summary.integrity);
+                return Ok((outcome(&summary.integrity), notes));
+            }
+            _ => {}
+        }
+    }
+    if args.to == ConvertTo::NanoverZip {
+        bail!(
+            "--to nanover-zip converts NanoVer recordings (.traj/.state); this is {}",
+            reader.header().format
+        );
+    }
 
     let mut options = ExportOptions::new(match args.to {
         ConvertTo::Parquet => TableFormat::Parquet,
