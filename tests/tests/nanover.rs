@@ -200,3 +200,61 @@ fn sim_switching_splits_into_four_sessions_in_every_form() {
         );
     }
 }
+
+#[test]
+fn version_1_files_read_when_asked_for() {
+    use recfmt::nanover::{FileKind, Version, generate, io::Writer};
+    let work = tempfile::tempdir().unwrap();
+    let traj = work.path().join("old.traj");
+    let (frames, _) = generate::small_recording();
+    let mut writer = Writer::new(
+        std::fs::File::create(&traj).unwrap(),
+        FileKind::Trajectory,
+        Version::V1,
+    )
+    .unwrap();
+    for (t, frame) in &frames {
+        writer.write_frame(*t, frame).unwrap();
+    }
+    drop(writer);
+    let forced = recfmt(&[
+        "--format",
+        "nanover",
+        "--nanover-version",
+        "1",
+        "info",
+        "--json",
+        traj.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        forced.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    let info: Value = serde_json::from_slice(&forced.stdout).unwrap();
+    let rows = info["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "frames")
+        .unwrap()["rows"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(rows, frames.len() as u64);
+    // Asked for version 2, the same file is refused with what was expected where.
+    let v2 = recfmt(&[
+        "--format",
+        "nanover",
+        "--nanover-version",
+        "2",
+        "info",
+        traj.to_str().unwrap(),
+    ]);
+    assert_eq!(v2.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&v2.stderr).contains("old.traj"),
+        "{}",
+        String::from_utf8_lossy(&v2.stderr)
+    );
+}

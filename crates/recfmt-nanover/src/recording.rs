@@ -627,11 +627,22 @@ impl NanoverRecording<BufReader<File>> {
     /// Opens a recording: a `.traj` or a `.state` together with its partner beside it (when
     /// there is one; see [`RecordingPaths::resolve`]), or a `.nanover.zip`.
     pub fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
+        Self::open_with(path, options, crate::VersionPolicy::Auto)
+    }
+
+    /// As [`NanoverRecording::open`], reading the `.traj`/`.state` files as `version`
+    /// (for version-1 files that detection is not sure about).
+    pub fn open_with(
+        path: &Path,
+        options: &ReadOptions,
+        version: crate::VersionPolicy,
+    ) -> recfmt_core::Result<Self> {
         use recfmt_core::ResultExt;
         if is_nanover_zip(path) {
             return Self::open_zip(path, options);
         }
-        let paths = RecordingPaths::resolve(path);
+        let mut paths = RecordingPaths::resolve(path);
+        paths.version = version;
         let mut total = 0;
         let mut scan = Prescan::default();
         if let Some(p) = &paths.traj {
@@ -639,7 +650,8 @@ impl NanoverRecording<BufReader<File>> {
                 strict: false,
                 ..options.clone()
             };
-            let reader = open_file(p, FileKind::Trajectory, &lenient).in_file(p)?;
+            let mut reader = open_file(p, FileKind::Trajectory, &lenient).in_file(p)?;
+            reader.set_version_policy(version);
             scan = prescan(reader).in_file(p)?;
         }
         for p in [&paths.traj, &paths.state].into_iter().flatten() {

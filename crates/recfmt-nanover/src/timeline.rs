@@ -30,6 +30,8 @@ pub struct RecordingPaths {
     pub traj: Option<PathBuf>,
     /// The `.state`, when there is one.
     pub state: Option<PathBuf>,
+    /// Which format version to read the files as (detected by default).
+    pub version: crate::VersionPolicy,
 }
 
 impl RecordingPaths {
@@ -74,10 +76,12 @@ impl RecordingPaths {
     pub fn single(path: &Path) -> Self {
         match FileKind::from_path(path).or_else(|| sniff_path(path)) {
             Some(FileKind::State) => RecordingPaths {
+                version: crate::VersionPolicy::Auto,
                 traj: None,
                 state: Some(path.to_path_buf()),
             },
             _ => RecordingPaths {
+                version: crate::VersionPolicy::Auto,
                 traj: Some(path.to_path_buf()),
                 state: None,
             },
@@ -110,6 +114,7 @@ impl RecordingPaths {
             (path.to_path_buf(), PathBuf::from(s))
         };
         RecordingPaths {
+            version: crate::VersionPolicy::Auto,
             traj: traj.then_some(t),
             state: state.then_some(s),
         }
@@ -169,12 +174,17 @@ impl Timeline<BufReader<File>, BufReader<File>> {
     /// Opens the files of a recording.
     pub fn open(paths: &RecordingPaths, options: &ReadOptions) -> recfmt_core::Result<Self> {
         use recfmt_core::ResultExt;
+        let open = |p: &Path, kind| -> recfmt_core::Result<_> {
+            let mut reader = open_file(p, kind, options).in_file(p)?;
+            reader.set_version_policy(paths.version);
+            Ok(reader)
+        };
         let traj = match &paths.traj {
-            Some(p) => Some(open_file(p, FileKind::Trajectory, options).in_file(p)?),
+            Some(p) => Some(open(p, FileKind::Trajectory)?),
             None => None,
         };
         let state = match &paths.state {
-            Some(p) => Some(open_file(p, FileKind::State, options).in_file(p)?),
+            Some(p) => Some(open(p, FileKind::State)?),
             None => None,
         };
         Ok(Timeline::new(traj, state))

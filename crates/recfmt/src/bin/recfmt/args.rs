@@ -32,6 +32,10 @@ pub struct GlobalArgs {
     /// detecting it; also the layout of logs built from trajectories tables (default 0.9.15).
     #[arg(long, global = true, value_name = "BUILD")]
     pub carla_build: Option<String>,
+    /// NanoVer: read `.traj`/`.state` files as this format version (1: the headerless files of
+    /// 2023's Rust server) instead of detecting it.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub nanover_version: Option<u8>,
     /// A record layout file (JSON or TOML) for record types recfmt does not know. Repeatable.
     #[arg(long = "layout", global = true, value_name = "FILE")]
     pub layouts: Vec<PathBuf>,

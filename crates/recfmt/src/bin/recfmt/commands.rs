@@ -44,6 +44,19 @@ pub fn open(global: &GlobalArgs, path: &Path) -> Result<Box<dyn RecordingReader>
             .in_file(path)?;
         return Ok(Box::new(recording));
     }
+    if let Some(version) = global.nanover_version
+        && format_of(global, path)? == "nanover"
+    {
+        use recfmt_core::ResultExt;
+        let policy = if version == 1 {
+            recfmt_nanover::VersionPolicy::V1
+        } else {
+            recfmt_nanover::VersionPolicy::V2
+        };
+        let recording =
+            recfmt_nanover::NanoverRecording::open_with(path, &options, policy).in_file(path)?;
+        return Ok(Box::new(recording));
+    }
     Ok(registry.open_path(path, global.format.as_deref(), &options)?)
 }
 
