@@ -44,6 +44,22 @@ pub struct FrameReader<R> {
     done: bool,
 }
 
+impl<R: Read + Seek> FrameReader<R> {
+    /// Repositions before frame `index`, so the next [`FrameReader::read_frame`] returns it
+    /// (frames are a fixed stride apart, so this is one seek).
+    pub fn seek_frame(&mut self, index: u64) -> io::Result<()> {
+        let offset = index.checked_mul(self.stride as u64).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "frame offset overflows u64")
+        })?;
+        self.src.seek(io::SeekFrom::Start(offset))?;
+        self.position = offset;
+        self.frames = index;
+        self.last_t = None;
+        self.done = false;
+        Ok(())
+    }
+}
+
 impl<R: Read> FrameReader<R> {
     /// Reads frames of `stride` bytes (`8 + D`) from `src`; errors name `path`.
     pub fn new(src: R, stride: usize, path: impl Into<PathBuf>, strict: bool) -> Self {

@@ -305,6 +305,26 @@ impl RecordingReader for IcarecRecording {
         Ok(self.next(dst)?)
     }
 
+    /// Jumps to the first frame at or after `seconds` by binary search over the fixed-stride
+    /// frame times (a few 8-byte reads), before the first row only.
+    fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
+        use recfmt_core::ResultExt;
+        if self.started || seconds.is_nan() {
+            return Ok(false);
+        }
+        let path = self.dir.file(crate::DYNAMIC_FILE);
+        let stride = self.dir.schema().layout().stride();
+        let file = BufReader::new(File::open(&path).in_file(&path)?);
+        let mut index = crate::FrameIndex::new(file, stride).in_file(&path)?;
+        let first = match index.find(seconds).in_file(&path)? {
+            Some(i) if index.time_at(i).in_file(&path)? >= seconds => i,
+            Some(i) => i + 1,
+            None => 0,
+        };
+        self.frames.seek_frame(first).in_file(&path)?;
+        Ok(true)
+    }
+
     fn integrity(&self) -> &Integrity {
         self.frames.integrity()
     }

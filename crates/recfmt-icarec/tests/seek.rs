@@ -1,0 +1,61 @@
+//! `seek_time` jumps to the first frame at or after a time: the rows that follow equal a full
+//! read filtered by time, and the frames before it are never read.
+
+#![allow(clippy::unwrap_used)]
+
+use recfmt_core::{FrameBuf, RecordingReader};
+
+fn rows(rec: &mut dyn RecordingReader) -> Vec<(String, Vec<recfmt_core::Value>)> {
+    let mut out = Vec::new();
+    let mut frame = FrameBuf::default();
+    while rec.read_frame(&mut frame).unwrap() {
+        out.push((
+            rec.schema().streams[frame.stream].name.clone(),
+            frame.values.clone(),
+        ));
+    }
+    out
+}
+
+#[test]
+fn seeking_equals_a_filtered_full_read_and_skips_the_frames_before() {
+    let dir = tempfile::tempdir().unwrap();
+    recfmt_icarec::generate::write_all_types(dir.path(), 2_000).unwrap();
+    let open = || (recfmt_icarec::FORMAT.open)(dir.path(), &Default::default()).unwrap();
+    let full = rows(open().as_mut());
+    for start in [0.0, 0.5, 10.0 + 1.0 / 128.0, 31.0, 1e9] {
+        let mut rec = open();
+        assert!(rec.seek_time(start).unwrap());
+        let mut frame = FrameBuf::default();
+        let mut sought = Vec::new();
+        let mut first_position = None;
+        while rec.read_frame(&mut frame).unwrap() {
+            first_position.get_or_insert(rec.progress().0);
+            sought.push((
+                rec.schema().streams[frame.stream].name.clone(),
+                frame.values.clone(),
+            ));
+        }
+        let t = |v: &[recfmt_core::Value]| v[0].as_f64().unwrap();
+        let expected: Vec<_> = full
+            .iter()
+            .filter(|(s, v)| s == "dynamic" && t(v) >= start)
+            .cloned()
+            .collect();
+        let got: Vec<_> = sought
+            .iter()
+            .filter(|(s, _)| s == "dynamic")
+            .cloned()
+            .collect();
+        assert_eq!(got, expected, "start {start}");
+        if let (Some(pos), Some(first)) = (first_position, expected.first()) {
+            // The reader is positioned at the first kept frame, not at the start of the file.
+            let stride = 216.0;
+            let skipped_frames = (t(&first.1) * 64.0).round();
+            assert!(
+                pos as f64 >= skipped_frames * stride,
+                "start {start}: read from byte {pos}"
+            );
+        }
+    }
+}
