@@ -7,11 +7,21 @@ use std::path::PathBuf;
 use criterion::{Criterion, criterion_group, criterion_main};
 use recfmt_icarec::{IcarecDir, generate};
 
-const FRAMES: u64 = 5_000_000;
+/// True under `cargo bench` (criterion gets `--bench`); `cargo test --all-targets` runs each
+/// benchmark once as a smoke test, which needs no gigabyte of data.
+fn benchmarking() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
 
 fn recording() -> PathBuf {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data/icarec-1g.icarec");
+    let (frames, name): (u64, &str) = if benchmarking() {
+        (5_000_000, "icarec-1g.icarec")
+    } else {
+        (10_000, "icarec-smoke.icarec")
+    };
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/bench-data")
+        .join(name);
     let complete = dir.join("metadata.json").exists();
     if !complete {
         let _ = std::fs::remove_dir_all(&dir);
