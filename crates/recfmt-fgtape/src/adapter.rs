@@ -7,7 +7,10 @@
 //!   type (f64, f32, i32, i16, i8, bool). Column metadata: `property` (the path as stored),
 //!   `interpolation`, `fgtape.type`.
 //! * `multiplayer` (tapes that can hold MP packets): one row per packet: `t`, `callsign`,
-//!   `msg_id`, `packet` (the raw bytes, header partly little-endian as FlightGear stores it).
+//!   `msg_id`, the decoded position message where it is one (`model`, `sim_time`, `lag`,
+//!   `latitude_deg`, `longitude_deg`, `altitude_m` above the WGS84 ellipsoid, `ecef_x/y/z`;
+//!   null otherwise), and `packet` (the raw bytes, header partly little-endian as FlightGear
+//!   stores it).
 //! * `extra_properties` (Continuous tapes recording them): one row per record: `t`, `path`,
 //!   `value` (null for a removal), `removed`.
 //!
@@ -361,6 +364,23 @@ impl FgTape {
             let mut s = StreamDesc::new("multiplayer", time(), TimeBase::SECONDS);
             s.signals.push(SignalDesc::scalar("callsign", DType::Str));
             s.signals.push(SignalDesc::scalar("msg_id", DType::U32));
+            // Decoded from position messages (null for other messages).
+            s.signals.push(SignalDesc::scalar("model", DType::Str));
+            s.signals
+                .push(SignalDesc::scalar("sim_time", DType::F64).with_unit("s"));
+            s.signals
+                .push(SignalDesc::scalar("lag", DType::F64).with_unit("s"));
+            s.signals
+                .push(SignalDesc::scalar("latitude_deg", DType::F64).with_unit("deg"));
+            s.signals
+                .push(SignalDesc::scalar("longitude_deg", DType::F64).with_unit("deg"));
+            s.signals.push(
+                SignalDesc::scalar("altitude_m", DType::F64).with_unit("m (WGS84 ellipsoid)"),
+            );
+            for axis in ["x", "y", "z"] {
+                s.signals
+                    .push(SignalDesc::scalar(format!("ecef_{axis}"), DType::F64).with_unit("m"));
+            }
             s.signals.push(SignalDesc::scalar("packet", DType::Bytes));
             s.entity = Some(1);
             streams[1] = Some(schema.streams.len());
@@ -406,12 +426,27 @@ impl FgTape {
                 let Some(stream) = self.streams[1] else {
                     return false;
                 };
-                dst.reset(stream, 4);
+                dst.reset(stream, 13);
                 dst.values[0] = Value::Float(time);
                 let h = MpHeader::parse(&packet);
                 dst.values[1] = h.map_or(Value::Null, |h| Value::Str(h.callsign()));
                 dst.values[2] = h.map_or(Value::Null, |h| Value::UInt(u64::from(h.msg_id)));
-                dst.values[3] = Value::Bytes(packet);
+                match crate::mp::PositionMsg::parse(&packet) {
+                    Some(pos) => {
+                        let (lat, lon, alt) = crate::track::ecef_to_geodetic(pos.position);
+                        dst.values[3] = Value::Str(pos.model);
+                        dst.values[4] = Value::Float(pos.time);
+                        dst.values[5] = Value::Float(pos.lag);
+                        dst.values[6] = Value::Float(lat);
+                        dst.values[7] = Value::Float(lon);
+                        dst.values[8] = Value::Float(alt);
+                        for (k, v) in pos.position.into_iter().enumerate() {
+                            dst.values[9 + k] = Value::Float(v);
+                        }
+                    }
+                    None => dst.values[3..12].fill(Value::Null),
+                }
+                dst.values[12] = Value::Bytes(packet);
             }
             Pending::Extra { time, record } => {
                 let Some(stream) = self.streams[2] else {

@@ -239,7 +239,10 @@ fn normal_rows_equal_the_whole_tape_in_time_order() {
                 let (stream, values) = it.next().unwrap();
                 assert_ne!(*stream, signals);
                 assert_eq!(values[0], Value::Float(frame.time));
-                assert_eq!(values[3], Value::Bytes(packet.clone()));
+                let packet_column = tape.schema().streams[*stream]
+                    .signal_index("packet")
+                    .unwrap();
+                assert_eq!(values[packet_column], Value::Bytes(packet.clone()));
             }
             frames += 1;
         }
