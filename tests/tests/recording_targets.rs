@@ -41,21 +41,19 @@ fn selected_streams_go_through_the_generic_writer_and_read_back_the_same() {
     let work = tempfile::tempdir().unwrap();
     let source = fixture("usvlog/all_types");
     let target = work.path().join("nav_only");
-    let o = recfmt(&[
-        "convert",
-        source.to_str().unwrap(),
-        "--to",
+    convert(
+        &source,
         "usvlog",
-        "-o",
-        target.to_str().unwrap(),
-        "--stream",
-        "REC_NAV_SOLUTION",
-        "--stream",
-        "REC_MISSION_STATE",
-        "--start",
-        "+0.5s",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        &target,
+        &[
+            "--stream",
+            "REC_NAV_SOLUTION",
+            "--stream",
+            "REC_MISSION_STATE",
+            "--start",
+            "+0.5s",
+        ],
+    );
     let cat = |path: &std::path::Path, stream: &str| {
         let o = recfmt(&[
             "cat",
@@ -113,16 +111,18 @@ fn a_recording_that_does_not_fit_is_refused_with_the_reasons_and_leaves_nothing(
     );
 }
 
-/// `recfmt convert SOURCE --to FORMAT -o TARGET`, asserting success.
-fn convert(source: &std::path::Path, format: &str, target: &std::path::Path) {
-    let o = recfmt(&[
+/// `recfmt convert SOURCE --to FORMAT -o TARGET EXTRA...`, asserting success.
+fn convert(source: &std::path::Path, format: &str, target: &std::path::Path, extra: &[&str]) {
+    let mut args = vec![
         "convert",
         source.to_str().unwrap(),
         "--to",
         format,
         "-o",
         target.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = recfmt(&args);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -137,7 +137,7 @@ fn carla_and_fgtape_copy_faithfully() {
     let work = tempfile::tempdir().unwrap();
     for log in samples("carla", "log") {
         let target = work.path().join(log.file_name().unwrap());
-        convert(&log, "carla", &target);
+        convert(&log, "carla", &target, &[]);
         assert_eq!(
             std::fs::read(&log).unwrap(),
             std::fs::read(&target).unwrap(),
@@ -153,7 +153,7 @@ fn carla_and_fgtape_copy_faithfully() {
     };
     for tape in samples("fgtape", "fgtape") {
         let target = work.path().join(tape.file_name().unwrap());
-        convert(&tape, "fgtape", &target);
+        convert(&tape, "fgtape", &target, &[]);
         assert_eq!(content(&tape), content(&target), "{}", tape.display());
     }
 }
@@ -163,21 +163,19 @@ fn usvlog_to_icarec_keeps_every_value_and_pyarrow_reads_it_back() {
     let work = tempfile::tempdir().unwrap();
     let source = fixture("usvlog/all_types");
     let rec = work.path().join("nav.icarec");
-    let o = recfmt(&[
-        "convert",
-        source.to_str().unwrap(),
-        "--to",
+    convert(
+        &source,
         "icarec",
-        "-o",
-        rec.to_str().unwrap(),
-        "--stream",
-        "REC_NAV_SOLUTION",
-        "--stream",
-        "REC_SENSOR_GNSS",
-        "--merge",
-        "asof:REC_NAV_SOLUTION",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        &rec,
+        &[
+            "--stream",
+            "REC_NAV_SOLUTION",
+            "--stream",
+            "REC_SENSOR_GNSS",
+            "--merge",
+            "asof:REC_NAV_SOLUTION",
+        ],
+    );
 
     // Every NAV value comes back (float32 widened exactly to ICAREC's doubles).
     let nav = recfmt(&[
