@@ -9,7 +9,8 @@ NDJSON_FILE holds one row per line, `{"stream": NAME, "<signal>": value, ...}`, 
 Every group of the file is matched to its stream through the `recfmt.stream` attribute and
 every dataset to its signal through `original_name`; then for each dataset:
 
-* the row count and the shape (`(rows,)` for scalars, `(rows, *shape)` for fixed shapes);
+* the row count and the shape (`(rows,)` for scalars, `(rows, *shape)` for fixed shapes, both
+  as the dataset's shape and as the values read);
 * the numpy type: floats, integers and booleans must keep their exact recfmt dtype
   (an `f32` signal reads as float32, a `bool` as numpy bool), strings are fixed-width bytes;
 * every value: floats exactly after rounding the JSON number to the dataset's type (NaN
@@ -124,8 +125,14 @@ def check_dataset(where, ds, want_json):
     dtype_name = ds.attrs.get("dtype")
     shape_text = ds.attrs.get("shape")
     dims = tuple(int(d) for d in shape_text.split("x")) if shape_text else ()
-    if ds.shape != (rows,):
-        fail(f"{where}: dataset shape {ds.shape}, expected ({rows},)")
+    # A fixed shape is trailing dataset axes, except one with an axis over 65 535 (or 31
+    # axes), which stays an array element type on a 1-D dataset.
+    nd = len(dims) < 32 and all(d <= 65535 for d in dims)
+    want_shape = (rows,) + dims if nd else (rows,)
+    if ds.shape != want_shape:
+        fail(f"{where}: dataset shape {ds.shape}, expected {want_shape}")
+    if nd and dims and ds.maxshape != (None,) + dims:
+        fail(f"{where}: maxshape {ds.maxshape}, expected {(None,) + dims}")
     if dtype_name == "str":
         if ds.dtype.kind != "S" and ds.dtype.base.kind != "S":
             fail(f"{where}: dtype {ds.dtype}, expected fixed-width bytes")

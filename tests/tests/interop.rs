@@ -13,6 +13,17 @@ const KINDS: [&str; 4] = ["parquet", "csv", "arrow", "ndjson"];
 
 fn check(python: &Path, recording: &Path, work: &Path) {
     let s = recording.to_str().unwrap();
+    // A session folder that ships a layout file for its own record types is read with it, so
+    // its user-defined records (fixed-size arrays among them) are checked as columns.
+    let layout_file = recording.join("layouts.toml");
+    let layout = layout_file.to_str().unwrap();
+    let recfmt = |args: &[&str]| {
+        let mut args = args.to_vec();
+        if layout_file.is_file() {
+            args.extend(["--layout", layout]);
+        }
+        recfmt(&args)
+    };
     for kind in KINDS {
         let out = work.join(kind);
         let o = recfmt(&["convert", s, "--to", kind, "-o", out.to_str().unwrap()]);

@@ -22,10 +22,11 @@
 //!   `recfmt.omitted_columns` (an array of original signal names) when the stream has
 //!   [columns without an HDF5 form](#omitted-columns).
 //! * **One dataset per signal** in the stream's group, in signal order, time column
-//!   included. Every dataset is one-dimensional (one element per row), chunked along the rows
-//!   with [`Hdf5Options::chunk_rows`] rows per chunk (at most 65 535, and fewer for rows
-//!   larger than 64 bytes so that a chunk stays within 4 MiB), unlimited, and compressed with
-//!   shuffle + deflate when [`Hdf5Options::deflate`] says so. Dataset attributes:
+//!   included. A scalar signal is a 1-D dataset (one element per row), a fixed-shape one a
+//!   2-D or higher dataset ([types](#types)). Every dataset is chunked along the rows with
+//!   [`Hdf5Options::chunk_rows`] rows per chunk (at most 65 535, and fewer for rows larger
+//!   than 64 bytes so that a chunk stays within 4 MiB), unlimited along the rows only, and
+//!   compressed with shuffle + deflate when [`Hdf5Options::deflate`] says so. Dataset attributes:
 //!   `original_name` (the signal name as the source gives it), `dtype` (the recfmt dtype
 //!   name, `"f32"`, `"u8"`, ...), `unit` (when the signal has one), `shape` (`"3"`, `"3x3"`;
 //!   fixed shapes only) and every signal metadata entry as `recfmt.<key>`.
@@ -40,13 +41,15 @@
 //! | `i8` ... `u64` | little-endian integer of the same size and sign | `int8` ... `uint64` |
 //! | `f32`, `f64` | IEEE float of the same size (an `f32` stays `f32`) | `float32`, `float64` |
 //! | `str` | fixed-width UTF-8 string, null-padded, [`Hdf5Options::string_width`] bytes | `bytes` (`S<width>`; `.asstr()` decodes) |
-//! | fixed shape `[n]`, `[n, m]`, ... | HDF5 array type of that shape over the element type | one `(rows, n)` / `(rows, n, m)` array |
+//! | fixed shape `[n]`, `[n, m]`, ... | the element type, the shape as trailing dataset axes | a `(rows, n)` / `(rows, n, m)` dataset |
 //!
-//! Fixed-shape signals are stored as a one-dimensional dataset of HDF5 *array* elements,
-//! not as a two-dimensional dataset: hdf5-pure 0.47 appends in place only to rank-1
-//! datasets. Reading such a dataset gives `ds.shape == (rows,)` and
-//! `ds.dtype == ('<f8', (3,))`, and `ds[()]` (or `ds[:]`) is a numpy array of shape
-//! `(rows, 3)`, exactly what a 2-D dataset would give.
+//! A fixed-shape signal is a dataset with one more axis per shape dimension: a `[3]` vector
+//! column is a 2-D dataset `(rows, 3)`, chunked `(chunk_rows, 3)`, unlimited along the rows
+//! only. (hdf5-pure 0.47 appends only to rank-1 datasets; the workspace carries a small
+//! patch, `vendor/hdf5-pure-0.47.0-recfmt.patch`, that lets it grow these.) One exception:
+//! a shape with an axis longer than 65 535 (or with 32 axes) cannot be a chunk dimension
+//! every reader accepts, so such a column is a 1-D dataset of HDF5 *array* elements, which
+//! h5py reads as `ds.dtype == ('<f4', (n,))` with `ds[()]` of shape `(rows, n)`.
 //!
 //! # Nulls
 //!
@@ -149,8 +152,8 @@ pub const DEFAULT_STRING_WIDTH: u32 = 64;
 /// chunk, so the chunk buffer of one column stays within this (or one row, if larger).
 const MAX_CHUNK_BYTES: usize = 4 << 20;
 
-/// The most dimensions an HDF5 array datatype may have.
-const MAX_ARRAY_RANK: usize = 32;
+/// The most dimensions an HDF5 dataspace or array datatype may have.
+const MAX_RANK: usize = 32;
 
 /// How [`Hdf5Writer`] writes its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -731,6 +734,9 @@ struct StoredLayout {
     elem: Elem,
     /// Array dimensions of a fixed shape; empty for scalars.
     dims: Vec<u32>,
+    /// Whether the fixed shape becomes trailing axes of the dataset (`(rows, n, m)`) rather
+    /// than an HDF5 array element type (see [`dataset_axes_hold`]).
+    nd_dataset: bool,
     /// Elements per row.
     per_row: usize,
     /// Bytes per row.
@@ -757,7 +763,7 @@ fn layout(signal: &SignalDesc, string_width: u32, chunk_rows: usize) -> Layout {
         Shape::Fixed(dims) if dims.is_empty() || dims.contains(&0) => {
             return Layout::Omitted("a fixed shape without elements has no HDF5 form");
         }
-        Shape::Fixed(dims) if dims.len() > MAX_ARRAY_RANK => {
+        Shape::Fixed(dims) if dims.len() > MAX_RANK => {
             return Layout::Omitted("HDF5 array types have at most 32 dimensions");
         }
         Shape::Fixed(dims) => dims.clone(),
@@ -768,6 +774,7 @@ fn layout(signal: &SignalDesc, string_width: u32, chunk_rows: usize) -> Layout {
         Some(row_bytes) if u32::try_from(row_bytes).is_ok() && i32::try_from(per_row).is_ok() => {
             Layout::Stored(StoredLayout {
                 elem,
+                nd_dataset: dataset_axes_hold(&dims),
                 dims,
                 per_row,
                 row_bytes,
@@ -810,7 +817,17 @@ fn plan_stream(
     }
 }
 
-/// Declares one empty, unlimited, chunked dataset.
+/// Whether a fixed shape can be stored as trailing dataset axes, each held whole by one chunk.
+///
+/// A dataspace has at most 32 axes, one of which is the rows. And hdf5-pure encodes a chunk
+/// dimension above 65 535 in 4 bytes where the C library expects 3, which HDF5 2.0 refuses
+/// (see [`MAX_CHUNK_ROWS`]); an axis that long therefore keeps the shape in an HDF5 array
+/// element type instead, whose dimensions have no such limit.
+fn dataset_axes_hold(dims: &[u32]) -> bool {
+    dims.len() < MAX_RANK && dims.iter().all(|&d| d as usize <= MAX_CHUNK_ROWS)
+}
+
+/// Declares one empty chunked dataset, unlimited along the rows.
 fn declare_dataset(
     group: &mut hdf5_pure::GroupBuilder,
     link: &str,
@@ -819,20 +836,32 @@ fn declare_dataset(
     options: &Hdf5Options,
 ) -> Result<(), hdf5_pure::FormatError> {
     let element = layout.elem.datatype()?;
-    let datatype = if layout.dims.is_empty() {
-        element
+    let rows = layout.chunk_rows as u64;
+    let (datatype, shape, maxshape, chunks) = if layout.dims.is_empty() {
+        (element, vec![0], vec![MaxExtent::Unlimited], vec![rows])
+    } else if layout.nd_dataset {
+        let axes = layout.dims.iter().map(|&d| u64::from(d));
+        (
+            element,
+            std::iter::once(0).chain(axes.clone()).collect(),
+            std::iter::once(MaxExtent::Unlimited)
+                .chain(axes.clone().map(MaxExtent::Fixed))
+                .collect(),
+            std::iter::once(rows).chain(axes).collect(),
+        )
     } else {
-        Datatype::Array {
+        let array = Datatype::Array {
             base_type: Box::new(element),
             dimensions: layout.dims.clone(),
-        }
+        };
+        (array, vec![0], vec![MaxExtent::Unlimited], vec![rows])
     };
     let dataset = group
         .create_dataset(link)
         .with_raw_data(datatype, Vec::new(), 0)
-        .with_shape(&[0])
-        .with_maxshape(&[MaxExtent::Unlimited])
-        .with_chunks(&[layout.chunk_rows as u64]);
+        .with_shape(&shape)
+        .with_maxshape(&maxshape)
+        .with_chunks(&chunks);
     if let Some(level) = options.deflate {
         dataset.with_shuffle().with_deflate(u32::from(level));
     }

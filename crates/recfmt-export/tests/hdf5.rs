@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use hdf5_pure::{AttrValue, Datatype, File};
+use hdf5_pure::{AttrValue, Datatype, File, MaxExtent};
 use recfmt_core::{
     ArrayValue, DType, FrameBuf, Header, Metadata, Shape, SignalDesc, StreamDesc, TimeBase,
     TimeReference, TimeSystem, Value,
@@ -249,8 +249,17 @@ fn every_value_type_and_attribute_reads_back() {
         .zip(["t_us", "x", "y", "n", "b", "flag", "label", "pos_vec", "m"])
     {
         let ds = file.dataset(&format!("vehicle_nav/{name}")).unwrap();
-        assert_eq!(ds.shape().unwrap(), [10], "{name}");
-        assert_eq!(ds.chunk_shape().unwrap(), Some(vec![4]), "{name}");
+        // Rows first, then the axes of a fixed shape, each held whole by every chunk.
+        let axes: Vec<u64> = match &signal.shape {
+            Shape::Fixed(dims) => dims.iter().map(|&d| u64::from(d)).collect(),
+            _ => Vec::new(),
+        };
+        assert_eq!(ds.shape().unwrap(), [&[10][..], &axes].concat(), "{name}");
+        assert_eq!(
+            ds.chunk_shape().unwrap(),
+            Some([&[4][..], &axes].concat()),
+            "{name}"
+        );
         assert_eq!(ds.filters(), [2, 1], "{name}: shuffle then deflate");
         let a = attrs_as_strings(ds.attrs().unwrap());
         assert_eq!(a["original_name"], signal.name);
@@ -326,20 +335,18 @@ fn every_value_type_and_attribute_reads_back() {
         .collect();
     assert_eq!(labels, expected);
 
+    // A fixed shape is trailing dataset axes: (rows, 3), chunked (4, 3), unlimited rows.
     let vec3 = ds("pos_vec");
-    match vec3.datatype().unwrap() {
-        Datatype::Array {
-            dimensions,
-            base_type,
-        } => {
-            assert_eq!(dimensions, [3]);
-            assert!(matches!(
-                *base_type,
-                Datatype::FloatingPoint { size: 8, .. }
-            ));
-        }
-        other => panic!("pos_vec is {other:?}"),
-    }
+    assert!(matches!(
+        vec3.datatype().unwrap(),
+        Datatype::FloatingPoint { size: 8, .. }
+    ));
+    assert_eq!(vec3.shape().unwrap(), [10, 3]);
+    assert_eq!(vec3.chunk_shape().unwrap(), Some(vec![4, 3]));
+    assert_eq!(
+        vec3.maxshape().unwrap(),
+        Some(vec![MaxExtent::Unlimited, MaxExtent::Fixed(3)])
+    );
     assert_eq!(attrs_as_strings(vec3.attrs().unwrap())["shape"], "3");
     let values = f64s(&vec3.read_raw().unwrap());
     assert_eq!(values.len(), 30);
@@ -353,10 +360,11 @@ fn every_value_type_and_attribute_reads_back() {
     }
 
     let m = ds("m");
-    match m.datatype().unwrap() {
-        Datatype::Array { dimensions, .. } => assert_eq!(dimensions, [2, 2]),
-        other => panic!("m is {other:?}"),
-    }
+    assert!(matches!(
+        m.datatype().unwrap(),
+        Datatype::FixedPoint { size: 2, .. }
+    ));
+    assert_eq!(m.shape().unwrap(), [10, 2, 2]);
     let raw = m.read_raw().unwrap();
     let m_values: Vec<i16> = raw
         .chunks_exact(2)
@@ -448,10 +456,11 @@ fn default_chunks_stay_within_65535_rows() {
         writer.finish().unwrap();
 
         let file = File::open(&path).unwrap();
-        for name in ["s/t", "s/v"] {
+        for (name, axes) in [("s/t", &[][..]), ("s/v", &[2][..])] {
             let ds = file.dataset(name).unwrap();
-            assert_eq!(ds.chunk_shape().unwrap(), Some(vec![65_535]), "{name}");
-            assert_eq!(ds.shape().unwrap(), [rows]);
+            let chunk = [&[65_535][..], axes].concat();
+            assert_eq!(ds.chunk_shape().unwrap(), Some(chunk), "{name}");
+            assert_eq!(ds.shape().unwrap(), [&[rows][..], axes].concat());
         }
         let t = file.dataset("s/t").unwrap().read_u32().unwrap();
         assert!(t.iter().enumerate().all(|(i, &v)| v as usize == i));
@@ -648,4 +657,57 @@ fn a_file_without_streams_holds_the_root_attributes() {
     let root = attrs_as_strings(file.root().attrs().unwrap());
     assert_eq!(root["recfmt.format"], "");
     assert!(!root.contains_key("recfmt.time_system"));
+}
+
+#[test]
+fn a_shape_axis_longer_than_a_chunk_dimension_stays_an_array_element() {
+    // 70 000 exceeds the 65 535 a chunk dimension may have for every reader, so this column
+    // is a 1-D dataset of HDF5 array elements, while the [2] column beside it is 2-D.
+    let mut stream = StreamDesc::new(
+        "scan",
+        SignalDesc::scalar("t_us", DType::U64),
+        TimeBase::MICROSECONDS,
+    );
+    stream
+        .signals
+        .push(SignalDesc::scalar("ranges", DType::U8).with_shape(Shape::Fixed(vec![70_000])));
+    stream
+        .signals
+        .push(SignalDesc::scalar("xy", DType::F32).with_shape(Shape::Fixed(vec![2])));
+    let header = header();
+    let streams = [stream];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.h5");
+    let mut writer = Hdf5Writer::create(&path, &header, &streams, &Hdf5Options::default()).unwrap();
+    let mut batcher = StreamBatcher::new(&header, &streams[0], 16);
+    for i in 0..3u64 {
+        let ranges = (0..70_000u64).map(|k| (k + i) % 251);
+        let row = FrameBuf {
+            stream: 0,
+            values: vec![
+                Value::UInt(i),
+                Value::Array(ArrayValue::UInt(ranges.collect())),
+                Value::Array(ArrayValue::F64(vec![i as f64, -(i as f64)])),
+            ],
+        };
+        batcher.push(&row).unwrap();
+    }
+    writer
+        .write_batch(0, &batcher.finish_batch().unwrap())
+        .unwrap();
+    writer.finish().unwrap();
+
+    let file = File::open(&path).unwrap();
+    let ranges = file.dataset("scan/ranges").unwrap();
+    assert_eq!(ranges.shape().unwrap(), [3]);
+    match ranges.datatype().unwrap() {
+        Datatype::Array { dimensions, .. } => assert_eq!(dimensions, [70_000]),
+        other => panic!("ranges is {other:?}"),
+    }
+    let raw = ranges.read_raw().unwrap();
+    assert_eq!(raw.len(), 3 * 70_000);
+    assert_eq!(raw[70_000 + 250], ((250 + 1) % 251) as u8);
+    let xy = file.dataset("scan/xy").unwrap();
+    assert_eq!(xy.shape().unwrap(), [3, 2]);
+    assert_eq!(xy.read_f32().unwrap(), [0.0, -0.0, 1.0, -1.0, 2.0, -2.0]);
 }

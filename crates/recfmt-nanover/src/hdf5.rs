@@ -45,8 +45,10 @@
 //!
 //! # Why a whole session at a time
 //!
-//! hdf5-pure 0.47 appends in place only to rank-1 datasets, and a `[frames, particles, 3]`
-//! dataset is rank 3. So each session is buffered in memory and written as one group in
+//! Upstream hdf5-pure 0.47 appends in place only to rank-1 datasets, and a
+//! `[frames, particles, 3]` dataset is rank 3. (The workspace builds against a patched copy,
+//! `vendor/hdf5-pure`, that grows rank-N datasets too; the generic exporter streams its 2-D
+//! columns that way, and moving this writer over is a possible next step.) So each session is buffered in memory and written as one group in
 //! one commit (`File::open_rw`, bounded backing, `SyncPolicy::OnClose`), then dropped
 //! before the next session starts: memory is one session's frames, never the whole
 //! recording. The buffer is bounded: a session's per-frame arrays together may hold at

@@ -1,0 +1,3 @@
+//! Recording a file-space strategy, and what persisted free space lets a later session reuse.
+//!
+#![doc = include_str!("../../docs/guide/file-space.md")]

@@ -1,0 +1,3 @@
+//! N-dimensional dataset input and output through the `ndarray` crate.
+//!
+#![doc = include_str!("../../docs/guide/ndarray.md")]
