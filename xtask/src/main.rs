@@ -2,7 +2,8 @@
 //!
 //! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
-//! * `bench [ARGS]`: the criterion benchmarks.
+//! * `bench [ARGS]`: the criterion benchmarks, then the conversion benchmark;
+//!   `bench criterion [ARGS]` or `bench convert [--gib N]` runs one of them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +21,9 @@ const TASKS: &[(&str, &str)] = &[
     ),
     (
         "bench",
-        "run the criterion benchmarks (extra arguments go to cargo bench)",
+        "criterion benchmarks (extra arguments go to cargo bench), then a 10 GiB USVLOG \
+         converted to Parquet and HDF5 with peak memory measured; `bench criterion [ARGS]` \
+         or `bench convert [--gib N]` runs one part",
     ),
 ];
 
@@ -33,7 +36,16 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
-        Some("bench") => bench(&args[1..]),
+        Some("bench") => match args.get(1).map(String::as_str) {
+            Some("criterion") => bench_criterion(&args[2..]),
+            Some("convert") => bench_convert(&args[2..]),
+            _ => {
+                bench_criterion(&args[1..])?;
+                bench_convert(&[])
+            }
+        },
+        // Internal: runs a command and writes its peak resident memory (KiB) to a file.
+        Some("peak-rss") => peak_rss(&args[1..]),
         _ => {
             eprintln!("usage: cargo xtask <task>\n");
             for (name, help) in TASKS {
@@ -176,11 +188,110 @@ fn fixtures(check: bool) -> Result<()> {
 }
 
 /// The criterion benchmarks: USVLOG decode, ICAREC warmstart lookups on a 1 GB recording.
-fn bench(extra: &[String]) -> Result<()> {
+fn bench_criterion(extra: &[String]) -> Result<()> {
     run(cargo()
         .args(["bench", "-p", "recfmt-tlv", "--bench", "read", "--"])
         .args(extra))?;
     run(cargo()
         .args(["bench", "-p", "recfmt-icarec", "--bench", "state_at", "--"])
         .args(extra))
+}
+
+/// The memory ceiling the export issue sets for converting a 10 GB input.
+const PEAK_RSS_LIMIT_BYTES: u64 = 200 * 1000 * 1000;
+
+/// Converts a generated USVLOG session of at least `--gib N` GiB (default 10) to Parquet and to
+/// HDF5 with the release `recfmt` binary, and reports wall time, throughput, output size and
+/// peak resident memory of each; fails when a peak reaches [`PEAK_RSS_LIMIT_BYTES`].
+///
+/// The session (every built-in record type plus user records with fixed-size arrays, read
+/// with its `layouts.toml`) is generated once into `target/bench-data/` and reused; the
+/// outputs are deleted after measuring, so the run needs free disk of about twice the input.
+fn bench_convert(args: &[String]) -> Result<()> {
+    let gib: u64 = match args {
+        [] => 10,
+        [flag, n] if flag == "--gib" => n.parse().context("--gib takes a whole number")?,
+        _ => bail!("usage: cargo xtask bench convert [--gib N]"),
+    };
+    let min_bytes = gib << 30;
+    run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
+    let recfmt = project_root().join("target/release/recfmt");
+    let data = project_root().join("target/bench-data");
+    let input = data.join(format!("usvlog-{gib}gib"));
+    let series = input.join("timeseries.bin");
+    let have = std::fs::metadata(&series).map_or(0, |m| m.len());
+    if have < min_bytes || !input.join("meta.json").is_file() {
+        eprintln!("generating {} ({gib} GiB) ...", input.display());
+        let started = std::time::Instant::now();
+        let _ = std::fs::remove_dir_all(&input);
+        recfmt_tlv::generate::write_bench_session(&input, min_bytes)?;
+        eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    let input_bytes = std::fs::metadata(&series)?.len();
+    let layout = input.join("layouts.toml");
+    let out_dir = data.join("convert-out");
+    let mut report = Vec::new();
+    for (kind, target) in [("parquet", "parquet"), ("hdf5", "recording.h5")] {
+        let _ = std::fs::remove_dir_all(&out_dir);
+        std::fs::create_dir_all(&out_dir)?;
+        let output = out_dir.join(target);
+        let rss_file = data.join("peak-rss");
+        let started = std::time::Instant::now();
+        run(Command::new(std::env::current_exe()?)
+            .arg("peak-rss")
+            .arg(&rss_file)
+            .arg(&recfmt)
+            .args(["convert", "--layout"])
+            .arg(&layout)
+            .arg(&input)
+            .args(["--to", kind, "-o"])
+            .arg(&output))?;
+        let seconds = started.elapsed().as_secs_f64();
+        let peak_kib: u64 = std::fs::read_to_string(&rss_file)?.trim().parse()?;
+        let peak = peak_kib * 1024;
+        let output_bytes = disk_usage(&output)?;
+        let line = format!(
+            "{kind}: input {:.2} GB in {seconds:.1} s ({:.0} MB/s), output {:.2} GB, \
+             peak RSS {:.1} MB ({peak_kib} KiB)",
+            input_bytes as f64 / 1e9,
+            input_bytes as f64 / 1e6 / seconds,
+            output_bytes as f64 / 1e9,
+            peak as f64 / 1e6,
+        );
+        eprintln!("{line}");
+        report.push((line, peak));
+        std::fs::remove_dir_all(&out_dir)?;
+    }
+    println!("\nconvert benchmark ({}):", input.display());
+    for (line, _) in &report {
+        println!("  {line}");
+    }
+    if let Some((line, _)) = report.iter().find(|(_, p)| *p >= PEAK_RSS_LIMIT_BYTES) {
+        bail!("peak memory at or above 200 MB: {line}");
+    }
+    Ok(())
+}
+
+/// Bytes of a file, or of every file under a directory.
+fn disk_usage(path: &Path) -> Result<u64> {
+    if path.is_file() {
+        return Ok(std::fs::metadata(path)?.len());
+    }
+    files_under(path)?
+        .iter()
+        .map(|f| Ok(std::fs::metadata(path.join(f))?.len()))
+        .sum()
+}
+
+/// `peak-rss FILE CMD ARGS...`: runs CMD as this process's only child and writes its peak
+/// resident set (KiB, from `getrusage(RUSAGE_CHILDREN)`) to FILE. A separate process, so the
+/// figure is the child's alone and not that of an earlier `cargo build`.
+fn peak_rss(args: &[String]) -> Result<()> {
+    let [file, cmd, rest @ ..] = args else {
+        bail!("usage: cargo xtask peak-rss FILE CMD [ARGS...]");
+    };
+    run(Command::new(cmd).args(rest))?;
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)?;
+    std::fs::write(file, usage.max_rss().to_string())?;
+    Ok(())
 }

@@ -210,3 +210,158 @@ pub fn write_unknown_types_session(dir: &Path, steps: u64) -> Result<()> {
     std::fs::write(dir.join("layouts.toml"), BATTERY_LAYOUT_TOML)?;
     Ok(())
 }
+
+/// The layout file of [`write_bench_session`]: the fixture's battery record (a `u16[3]` array)
+/// and an IMU record of float arrays, so that exports carry fixed-shape columns.
+pub const BENCH_LAYOUT_TOML: &str = r#"# User-defined record types of the benchmark session.
+[[record]]
+type_id = 99
+name = "REC_BATTERY"
+fields = [
+  { name = "voltage", type = "f32", unit = "V" },
+  { name = "current", type = "i16", unit = "cA" },
+  { name = "cell_mv", type = "u16", count = 3, unit = "mV" },
+]
+
+[[record]]
+type_id = 98
+name = "REC_IMU_RAW"
+fields = [
+  { name = "accel", type = "f32", count = 3, unit = "m/s^2" },
+  { name = "gyro", type = "f32", count = 3, unit = "rad/s" },
+  { name = "quat", type = "f32", count = 4 },
+]
+"#;
+
+/// Writes a large session for benchmarks, streaming: every built-in record type at the
+/// fixture rates plus the user types of [`BENCH_LAYOUT_TOML`] (IMU every step, battery every
+/// fourth), until `timeseries.bin` holds at least `min_bytes`. Also writes `meta.json` (record
+/// counts, no catalog) and `layouts.toml`; read it with `--layout <dir>/layouts.toml`.
+/// Returns the size of `timeseries.bin`.
+pub fn write_bench_session(dir: &Path, min_bytes: u64) -> Result<u64> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("layouts.toml"), BENCH_LAYOUT_TOML)?;
+    let builtin = builtin_layouts();
+    let file = std::fs::File::create(dir.join("timeseries.bin"))?;
+    let mut w = Writer::new(std::io::BufWriter::with_capacity(1 << 20, file));
+    w.write_header(&FileHeader::new(1, T0_US))?;
+    let mut written = 0u64;
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut record = Record {
+        t_us: T0_US,
+        type_id: 0,
+        payload: Vec::new(),
+        offset: 0,
+    };
+    let mut step = 0u64;
+    while written < min_bytes {
+        record.t_us = T0_US + step * DT_US;
+        for layout in &builtin {
+            if step.is_multiple_of(decimation(layout.type_id)) {
+                record.type_id = layout.type_id;
+                record.payload = payload(layout, step)?;
+                w.write_record(&record)?;
+                written += 12 + record.payload.len() as u64;
+                *counts.entry(layout.name.clone()).or_default() += 1;
+            }
+        }
+        let s = step as f32;
+        record.type_id = 98;
+        record.payload.clear();
+        for k in 0..10 {
+            let v = (s * 0.01 + k as f32) * if k % 2 == 0 { 1.0 } else { -0.5 };
+            record.payload.extend(v.to_le_bytes());
+        }
+        w.write_record(&record)?;
+        written += 12 + record.payload.len() as u64;
+        *counts.entry("REC_IMU_RAW".into()).or_default() += 1;
+        if step.is_multiple_of(4) {
+            record.type_id = 99;
+            record.payload.clear();
+            record.payload.extend((12.5f32 - s * 1e-6).to_le_bytes());
+            record
+                .payload
+                .extend((-150i16 + (step % 300) as i16).to_le_bytes());
+            for cell in 0..3u16 {
+                record
+                    .payload
+                    .extend((4000 + cell * 10 + (step % 97) as u16).to_le_bytes());
+            }
+            w.write_record(&record)?;
+            written += 12 + record.payload.len() as u64;
+            *counts.entry("REC_BATTERY".into()).or_default() += 1;
+        }
+        step += 1;
+    }
+    w.into_inner()?.flush()?;
+    let t_end = T0_US + step.saturating_sub(1) * DT_US;
+    let meta = json!({
+        "created_utc": "2026-02-15T12:00:00Z",
+        "session_name": "recfmt_bench",
+        "generator": "recfmt_tlv::generate::write_bench_session",
+        "fw_model_schema": 1,
+        "time": {"t0_us": T0_US, "t_end_us": t_end, "dt_us": DT_US},
+        "files": {"timeseries.bin": {"format": "tlv_v1",
+            "header": {"magic": "USVLOG", "endianness": "little", "fw_model_schema": 1},
+            "record_counts": counts}},
+    });
+    let mut text = serde_json::to_string_pretty(&meta).unwrap_or_default();
+    text.push('\n');
+    std::fs::write(dir.join("meta.json"), text)?;
+    Ok(std::fs::metadata(dir.join("timeseries.bin"))?.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::UsvlogRecording;
+    use recfmt_core::{FrameBuf, ReadOptions, RecordingReader, Shape};
+
+    /// The benchmark session reads back with its own layout file: the arrays are fixed-shape
+    /// columns and every stream has the row count `meta.json` gives.
+    #[test]
+    fn bench_session_reads_back_with_its_layouts() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = write_bench_session(dir.path(), 100_000).unwrap();
+        assert!(bytes >= 100_000);
+        let options = ReadOptions {
+            layouts: vec![dir.path().join("layouts.toml")],
+            ..ReadOptions::default()
+        };
+        let mut reader = UsvlogRecording::open(dir.path(), &options).unwrap();
+        let schema = reader.schema().clone();
+        let imu = schema
+            .streams
+            .iter()
+            .position(|s| s.name == "REC_IMU_RAW")
+            .unwrap();
+        let accel = &schema.streams[imu].signals[1];
+        assert_eq!(
+            (accel.name.as_str(), &accel.shape),
+            ("accel", &Shape::Fixed(vec![3]))
+        );
+        let mut rows = vec![0u64; schema.streams.len()];
+        let mut frame = FrameBuf::default();
+        let mut second_imu = None;
+        while reader.read_frame(&mut frame).unwrap() {
+            rows[frame.stream] += 1;
+            if frame.stream == imu && rows[imu] == 2 {
+                second_imu = Some(frame.values[1].clone());
+            }
+        }
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("meta.json")).unwrap()).unwrap();
+        let counts = &meta["files"]["timeseries.bin"]["record_counts"];
+        for (stream, n) in schema.streams.iter().zip(&rows) {
+            let expected = counts[&stream.name].as_u64().unwrap_or(0);
+            assert_eq!(*n, expected, "{}", stream.name);
+        }
+        assert!(rows[imu] > 100);
+        // Step 1: accel[k] = (0.01 + k) times 1 for even k, -0.5 for odd k (f32 arithmetic).
+        let want = vec![0.01f32, (0.01f32 + 1.0) * -0.5, 0.01f32 + 2.0];
+        assert_eq!(
+            second_imu.unwrap(),
+            recfmt_core::Value::Array(recfmt_core::ArrayValue::F32(want))
+        );
+    }
+}
