@@ -206,10 +206,23 @@ fn parquet_writer(
         .iter()
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect();
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_compression(compression)
         .set_max_row_group_row_count(Some(options.batch_rows.max(1)))
-        .set_key_value_metadata(Some(key_values))
-        .build();
+        .set_key_value_metadata(Some(key_values));
+    // Measured signals rarely repeat a float exactly, so a dictionary only costs time and
+    // space there (each row group starts a new one); integers, booleans and text keep it.
+    let parquet_schema = parquet::arrow::ArrowSchemaConverter::new()
+        .convert(schema)
+        .map_err(parquet_error)?;
+    for column in parquet_schema.columns() {
+        if matches!(
+            column.physical_type(),
+            parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
+        ) {
+            props = props.set_column_dictionary_enabled(column.path().clone(), false);
+        }
+    }
+    let props = props.build();
     parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(parquet_error)
 }

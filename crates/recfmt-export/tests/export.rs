@@ -429,6 +429,23 @@ fn parquet_reads_back_with_types_values_and_metadata() {
     assert_eq!(kv["source.file"], "memory.bin");
     assert!(kv.contains_key("ARROW:schema"));
 
+    // Float columns (x, pos) are written without a dictionary; integers and text keep theirs
+    // (Parquet never uses one for booleans).
+    use parquet::basic::Type as Physical;
+    let row_group = parquet::file::reader::FileReader::metadata(&file).row_group(0);
+    let mut checked = 0;
+    for column in row_group.columns() {
+        let path = column.column_path().string();
+        let dictionary = column.dictionary_page_offset().is_some();
+        match column.column_type() {
+            Physical::FLOAT | Physical::DOUBLE => assert!(!dictionary, "{path}"),
+            Physical::BOOLEAN => continue,
+            _ => assert!(dictionary, "{path}"),
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "t_us, x, flags, name, pos");
+
     // Values: identical to what the batcher builds from the same rows.
     assert_eq!(batches.len(), 1);
     let got = &batches[0];
