@@ -734,9 +734,6 @@ struct StoredLayout {
     elem: Elem,
     /// Array dimensions of a fixed shape; empty for scalars.
     dims: Vec<u32>,
-    /// Whether the fixed shape becomes trailing axes of the dataset (`(rows, n, m)`) rather
-    /// than an HDF5 array element type (see [`dataset_axes_hold`]).
-    nd_dataset: bool,
     /// Elements per row.
     per_row: usize,
     /// Bytes per row.
@@ -774,7 +771,6 @@ fn layout(signal: &SignalDesc, string_width: u32, chunk_rows: usize) -> Layout {
         Some(row_bytes) if u32::try_from(row_bytes).is_ok() && i32::try_from(per_row).is_ok() => {
             Layout::Stored(StoredLayout {
                 elem,
-                nd_dataset: dataset_axes_hold(&dims),
                 dims,
                 per_row,
                 row_bytes,
@@ -836,25 +832,23 @@ fn declare_dataset(
     options: &Hdf5Options,
 ) -> Result<(), hdf5_pure::FormatError> {
     let element = layout.elem.datatype()?;
-    let rows = layout.chunk_rows as u64;
-    let (datatype, shape, maxshape, chunks) = if layout.dims.is_empty() {
-        (element, vec![0], vec![MaxExtent::Unlimited], vec![rows])
-    } else if layout.nd_dataset {
-        let axes = layout.dims.iter().map(|&d| u64::from(d));
-        (
-            element,
-            std::iter::once(0).chain(axes.clone()).collect(),
-            std::iter::once(MaxExtent::Unlimited)
-                .chain(axes.clone().map(MaxExtent::Fixed))
-                .collect(),
-            std::iter::once(rows).chain(axes).collect(),
-        )
+    // Rows first, unlimited; a fixed shape adds one fixed axis per dimension, held whole by
+    // every chunk, or else becomes an array element type.
+    let mut shape = vec![0];
+    let mut maxshape = vec![MaxExtent::Unlimited];
+    let mut chunks = vec![layout.chunk_rows as u64];
+    let datatype = if dataset_axes_hold(&layout.dims) {
+        for axis in layout.dims.iter().map(|&d| u64::from(d)) {
+            shape.push(axis);
+            maxshape.push(MaxExtent::Fixed(axis));
+            chunks.push(axis);
+        }
+        element
     } else {
-        let array = Datatype::Array {
+        Datatype::Array {
             base_type: Box::new(element),
             dimensions: layout.dims.clone(),
-        };
-        (array, vec![0], vec![MaxExtent::Unlimited], vec![rows])
+        }
     };
     let dataset = group
         .create_dataset(link)

@@ -89,14 +89,34 @@ fn write_timeseries(path: &Path, records: &[Record]) -> Result<Vec<u8>> {
 }
 
 fn meta_json(records: &[Record], with_catalog: bool) -> String {
-    let layouts = builtin_layouts();
     let mut counts = serde_json::Map::new();
-    for l in &layouts {
+    for l in &builtin_layouts() {
         let n = records.iter().filter(|r| r.type_id == l.type_id).count();
         if n > 0 {
             counts.insert(l.name.clone(), json!(n));
         }
     }
+    let t_end = records.last().map_or(T0_US, |r| r.t_us);
+    let mut meta = session_meta("recfmt_fixture", counts, t_end, with_catalog);
+    meta["files"]["events.jsonl"] = json!({"event_count": 2});
+    pretty(&meta)
+}
+
+fn pretty(meta: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(meta).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// `meta.json` of a generated session with these record counts, ending at `t_end` (µs), and
+/// no events file.
+fn session_meta(
+    name: &str,
+    counts: serde_json::Map<String, serde_json::Value>,
+    t_end: u64,
+    with_catalog: bool,
+) -> serde_json::Value {
+    let layouts = builtin_layouts();
     let catalog: serde_json::Map<String, serde_json::Value> = layouts
         .iter()
         .map(|l| {
@@ -113,10 +133,9 @@ fn meta_json(records: &[Record], with_catalog: bool) -> String {
     if with_catalog {
         files["record_catalog"] = serde_json::Value::Object(catalog);
     }
-    let t_end = records.last().map_or(T0_US, |r| r.t_us);
-    let meta = json!({
+    json!({
         "created_utc": "2026-02-15T12:00:00Z",
-        "session_name": "recfmt_fixture",
+        "session_name": name,
         "generator": "recfmt xtask fixtures",
         "git_sha": "0000000",
         "git_dirty": false,
@@ -124,11 +143,8 @@ fn meta_json(records: &[Record], with_catalog: bool) -> String {
         "fw_model_schema": 1,
         "scenario": {"name": "fixture", "dt_s": 0.01, "duration_s": (t_end - T0_US) as f64 / 1e6},
         "time": {"t0_us": T0_US, "t_end_us": t_end, "dt_us": DT_US},
-        "files": {"timeseries.bin": files, "events.jsonl": {"event_count": 2}},
-    });
-    let mut text = serde_json::to_string_pretty(&meta).unwrap_or_default();
-    text.push('\n');
-    text
+        "files": {"timeseries.bin": files},
+    })
 }
 
 fn write_events(dir: &Path, t_end: u64) -> Result<()> {
@@ -185,11 +201,7 @@ pub fn write_unknown_types_session(dir: &Path, steps: u64) -> Result<()> {
         records.push(r);
         if first_of_step && step.is_multiple_of(4) {
             let mut battery = Vec::new();
-            battery.extend((12.5f32 - step as f32 * 0.01).to_le_bytes());
-            battery.extend((-150i16 + step as i16).to_le_bytes());
-            for cell in 0..3u16 {
-                battery.extend((4000 + cell * 10 + step as u16).to_le_bytes());
-            }
+            battery_payload(step, &mut battery);
             records.push(Record {
                 t_us: t,
                 type_id: 99,
@@ -211,18 +223,19 @@ pub fn write_unknown_types_session(dir: &Path, steps: u64) -> Result<()> {
     Ok(())
 }
 
-/// The layout file of [`write_bench_session`]: the fixture's battery record (a `u16[3]` array)
-/// and an IMU record of float arrays, so that exports carry fixed-shape columns.
-pub const BENCH_LAYOUT_TOML: &str = r#"# User-defined record types of the benchmark session.
-[[record]]
-type_id = 99
-name = "REC_BATTERY"
-fields = [
-  { name = "voltage", type = "f32", unit = "V" },
-  { name = "current", type = "i16", unit = "cA" },
-  { name = "cell_mv", type = "u16", count = 3, unit = "mV" },
-]
+/// Appends the payload of the `REC_BATTERY` record (type 99) at `step` to `out`. The values
+/// wrap rather than overflow, so very long sessions can use it too.
+fn battery_payload(step: u64, out: &mut Vec<u8>) {
+    out.extend((12.5f32 - step as f32 * 0.01).to_le_bytes());
+    out.extend((-150i16).wrapping_add(step as i16).to_le_bytes());
+    for cell in 0..3u16 {
+        out.extend((4000 + cell * 10).wrapping_add(step as u16).to_le_bytes());
+    }
+}
 
+/// The IMU record type of [`write_bench_session`], beside the fixture's [`BATTERY_LAYOUT_TOML`]:
+/// float arrays, so that exports carry fixed-shape columns.
+pub const IMU_LAYOUT_TOML: &str = r#"
 [[record]]
 type_id = 98
 name = "REC_IMU_RAW"
@@ -234,19 +247,29 @@ fields = [
 "#;
 
 /// Writes a large session for benchmarks, streaming: every built-in record type at the
-/// fixture rates plus the user types of [`BENCH_LAYOUT_TOML`] (IMU every step, battery every
-/// fourth), until `timeseries.bin` holds at least `min_bytes`. Also writes `meta.json` (record
+/// fixture rates plus the user types of [`IMU_LAYOUT_TOML`] (every step) and
+/// [`BATTERY_LAYOUT_TOML`] (every fourth step), until `timeseries.bin` holds at least `min_bytes`. Also writes `meta.json` (record
 /// counts, no catalog) and `layouts.toml`; read it with `--layout <dir>/layouts.toml`.
 /// Returns the size of `timeseries.bin`.
 pub fn write_bench_session(dir: &Path, min_bytes: u64) -> Result<u64> {
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("layouts.toml"), BENCH_LAYOUT_TOML)?;
+    std::fs::write(
+        dir.join("layouts.toml"),
+        format!("{BATTERY_LAYOUT_TOML}{IMU_LAYOUT_TOML}"),
+    )?;
     let builtin = builtin_layouts();
     let file = std::fs::File::create(dir.join("timeseries.bin"))?;
     let mut w = Writer::new(std::io::BufWriter::with_capacity(1 << 20, file));
     w.write_header(&FileHeader::new(1, T0_US))?;
     let mut written = 0u64;
-    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut counts = serde_json::Map::new();
+    // Writes one record, counts it under its type name and returns its size in the file.
+    let mut emit = |w: &mut Writer<_>, record: &Record, name: &str| -> Result<u64> {
+        w.write_record(record)?;
+        let n = counts.entry(name).or_insert(json!(0u64));
+        *n = json!(n.as_u64().unwrap_or(0) + 1);
+        Ok(12 + record.payload.len() as u64)
+    };
     let mut record = Record {
         t_us: T0_US,
         type_id: 0,
@@ -260,9 +283,7 @@ pub fn write_bench_session(dir: &Path, min_bytes: u64) -> Result<u64> {
             if step.is_multiple_of(decimation(layout.type_id)) {
                 record.type_id = layout.type_id;
                 record.payload = payload(layout, step)?;
-                w.write_record(&record)?;
-                written += 12 + record.payload.len() as u64;
-                *counts.entry(layout.name.clone()).or_default() += 1;
+                written += emit(&mut w, &record, &layout.name)?;
             }
         }
         let s = step as f32;
@@ -272,42 +293,21 @@ pub fn write_bench_session(dir: &Path, min_bytes: u64) -> Result<u64> {
             let v = (s * 0.01 + k as f32) * if k % 2 == 0 { 1.0 } else { -0.5 };
             record.payload.extend(v.to_le_bytes());
         }
-        w.write_record(&record)?;
-        written += 12 + record.payload.len() as u64;
-        *counts.entry("REC_IMU_RAW".into()).or_default() += 1;
+        written += emit(&mut w, &record, "REC_IMU_RAW")?;
         if step.is_multiple_of(4) {
             record.type_id = 99;
             record.payload.clear();
-            record.payload.extend((12.5f32 - s * 1e-6).to_le_bytes());
-            record
-                .payload
-                .extend((-150i16 + (step % 300) as i16).to_le_bytes());
-            for cell in 0..3u16 {
-                record
-                    .payload
-                    .extend((4000 + cell * 10 + (step % 97) as u16).to_le_bytes());
-            }
-            w.write_record(&record)?;
-            written += 12 + record.payload.len() as u64;
-            *counts.entry("REC_BATTERY".into()).or_default() += 1;
+            battery_payload(step, &mut record.payload);
+            written += emit(&mut w, &record, "REC_BATTERY")?;
         }
         step += 1;
     }
     w.into_inner()?.flush()?;
     let t_end = T0_US + step.saturating_sub(1) * DT_US;
-    let meta = json!({
-        "created_utc": "2026-02-15T12:00:00Z",
-        "session_name": "recfmt_bench",
-        "generator": "recfmt_tlv::generate::write_bench_session",
-        "fw_model_schema": 1,
-        "time": {"t0_us": T0_US, "t_end_us": t_end, "dt_us": DT_US},
-        "files": {"timeseries.bin": {"format": "tlv_v1",
-            "header": {"magic": "USVLOG", "endianness": "little", "fw_model_schema": 1},
-            "record_counts": counts}},
-    });
-    let mut text = serde_json::to_string_pretty(&meta).unwrap_or_default();
-    text.push('\n');
-    std::fs::write(dir.join("meta.json"), text)?;
+    std::fs::write(
+        dir.join("meta.json"),
+        pretty(&session_meta("recfmt_bench", counts, t_end, false)),
+    )?;
     Ok(std::fs::metadata(dir.join("timeseries.bin"))?.len())
 }
 
