@@ -30,6 +30,7 @@
 //! ```
 
 mod atomic;
+mod batch;
 mod error;
 mod limits;
 mod probe;
@@ -40,6 +41,9 @@ mod value;
 mod write;
 
 pub use atomic::AtomicFile;
+pub use batch::{
+    BatchSet, BatchValueError, ColumnBuf, ColumnData, StreamBatch, VarBytes, read_batches_by_rows,
+};
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
 pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::{FormatInfo, FrameBuf, Header, Limits, Result, Schema};
+use crate::{BatchSet, FormatInfo, FrameBuf, Header, Limits, Result, Schema};
 
 /// Options every reader understands.
 #[derive(Debug, Clone, Default)]
@@ -118,6 +118,18 @@ pub trait RecordingReader: Send {
         let _ = seconds;
         Ok(false)
     }
+    /// Appends rows, in file order, to the batches of `dst` until a wanted stream holds
+    /// [`BatchSet::capacity`] rows or the recording ends; rows of streams `dst` does not want
+    /// are skipped. Returns `Ok(false)` once the recording has ended (rows may still have been
+    /// appended by that call), `Ok(true)` when the caller should take the full batches and call
+    /// again.
+    ///
+    /// The values are exactly those [`RecordingReader::read_frame`] gives, and the two may be
+    /// mixed. The default goes through `read_frame`; readers of fixed layouts decode straight
+    /// into the columns.
+    fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        crate::batch::read_batches_by_rows(self, dst)
+    }
 }
 
 impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
@@ -141,5 +153,8 @@ impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
     }
     fn seek_time(&mut self, seconds: f64) -> Result<bool> {
         (**self).seek_time(seconds)
+    }
+    fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        (**self).read_batches(dst)
     }
 }

@@ -1,0 +1,1135 @@
+//! Columns of many rows: the batch read path.
+//!
+//! [`crate::RecordingReader::read_frame`] hands out one row at a time as [`Value`]s, which is
+//! simple but costs a dispatch per value. The batch path fills typed column buffers instead: a
+//! [`BatchSet`] holds one [`StreamBatch`] per stream, each a [`ColumnBuf`] per signal backed by
+//! a plain `Vec` of the signal's native type (`Vec<f32>` for an `f32` signal). Fixed-layout
+//! readers decode straight into those vectors; every other reader gets the default
+//! [`crate::RecordingReader::read_batches`], which pushes its rows through the same checks the
+//! row path applies. The vectors can be handed to Arrow without a copy.
+//!
+//! ```
+//! use recfmt_core::{BatchSet, ColumnData, DType, Schema, SignalDesc, StreamDesc, TimeBase, Value};
+//! let mut nav = StreamDesc::new("NAV", SignalDesc::scalar("t_us", DType::U64), TimeBase::MICROSECONDS);
+//! nav.signals.push(SignalDesc::scalar("x", DType::F32));
+//! let schema = Schema { streams: vec![nav] };
+//!
+//! let mut batches = BatchSet::new(&schema, 2);
+//! let nav = batches.stream_mut(0);
+//! nav.push_values(&[Value::UInt(0), Value::Float(0.5)])?;
+//! nav.push_values(&[Value::UInt(10), Value::Null])?;
+//! assert!(batches.is_full());
+//!
+//! let batch = batches.take(0);
+//! assert_eq!(batch.rows(), 2);
+//! assert_eq!(batch.columns()[1].data(), &ColumnData::F32(vec![0.5, 0.0]));
+//! assert_eq!(batch.columns()[1].validity(), Some(&[true, false][..]));
+//! assert_eq!(batches.stream(0).rows(), 0);
+//! # Ok::<(), recfmt_core::BatchValueError>(())
+//! ```
+
+use std::fmt;
+
+use crate::{ArrayValue, DType, Error, FrameBuf, Result, Schema, Shape, SignalDesc, Value};
+
+/// Most rows a fresh column reserves room for; it grows past that as rows arrive, so a
+/// recording with many small streams does not reserve a full batch for each.
+const MAX_PREALLOCATED_ROWS: usize = 4096;
+
+/// Variable-size elements (text or bytes): `offsets[i]..offsets[i + 1]` of `data` is element
+/// `i`. Offsets are `i32`, as Arrow's `Utf8` and `Binary` arrays want them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VarBytes {
+    offsets: Vec<i32>,
+    data: Vec<u8>,
+}
+
+impl VarBytes {
+    fn with_capacity(elements: usize) -> Self {
+        let mut offsets = Vec::with_capacity(elements + 1);
+        offsets.push(0);
+        VarBytes {
+            offsets,
+            data: Vec::with_capacity(elements * 8),
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element offsets into [`VarBytes::data`]: one more than there are elements, from 0.
+    pub fn offsets(&self) -> &[i32] {
+        &self.offsets
+    }
+
+    /// The bytes of all elements, back to back.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Element `i`.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let start = usize::try_from(*self.offsets.get(i)?).ok()?;
+        let end = usize::try_from(*self.offsets.get(i + 1)?).ok()?;
+        self.data.get(start..end)
+    }
+
+    /// Offsets and data, for handing to Arrow without a copy.
+    pub fn into_parts(self) -> (Vec<i32>, Vec<u8>) {
+        (self.offsets, self.data)
+    }
+
+    /// Checks that `extra` more bytes still fit the `i32` offsets.
+    fn check_room(&self, extra: usize) -> std::result::Result<(), String> {
+        let end = self.data.len().checked_add(extra);
+        if end.is_some_and(|e| i32::try_from(e).is_ok()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "more than {} bytes of text or bytes in one batch; use smaller batches",
+                i32::MAX
+            ))
+        }
+    }
+
+    /// Appends one element. Callers check the room first ([`ColumnBuf::push_str`] does).
+    fn push(&mut self, bytes: &[u8]) {
+        self.data.extend_from_slice(bytes);
+        self.offsets
+            .push(i32::try_from(self.data.len()).unwrap_or(i32::MAX));
+    }
+}
+
+/// The elements of one column, in the signal's native type.
+///
+/// For a scalar signal there is one element per row; for a fixed shape of `n` elements, `n`
+/// per row, row-major; for a variable shape, as many as [`ColumnBuf::list_offsets`] says.
+/// A null row still takes its elements (zeros, or an empty text) so positions stay aligned.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ColumnData {
+    /// Booleans.
+    Bool(Vec<bool>),
+    /// `i8` elements.
+    I8(Vec<i8>),
+    /// `i16` elements.
+    I16(Vec<i16>),
+    /// `i32` elements.
+    I32(Vec<i32>),
+    /// `i64` elements.
+    I64(Vec<i64>),
+    /// `u8` elements.
+    U8(Vec<u8>),
+    /// `u16` elements.
+    U16(Vec<u16>),
+    /// `u32` elements.
+    U32(Vec<u32>),
+    /// `u64` elements.
+    U64(Vec<u64>),
+    /// `f32` elements.
+    F32(Vec<f32>),
+    /// `f64` elements.
+    F64(Vec<f64>),
+    /// UTF-8 text.
+    Str(VarBytes),
+    /// Opaque bytes.
+    Bytes(VarBytes),
+}
+
+/// Calls `$body` with `$v` bound to the vector of whichever numeric variant `$e` is, or
+/// evaluates `$text` with `$t` bound to the [`VarBytes`] of a text or bytes column.
+macro_rules! each_data {
+    ($e:expr, $v:ident => $body:expr, $t:ident => $text:expr) => {
+        match $e {
+            ColumnData::Bool($v) => $body,
+            ColumnData::I8($v) => $body,
+            ColumnData::I16($v) => $body,
+            ColumnData::I32($v) => $body,
+            ColumnData::I64($v) => $body,
+            ColumnData::U8($v) => $body,
+            ColumnData::U16($v) => $body,
+            ColumnData::U32($v) => $body,
+            ColumnData::U64($v) => $body,
+            ColumnData::F32($v) => $body,
+            ColumnData::F64($v) => $body,
+            ColumnData::Str($t) | ColumnData::Bytes($t) => $text,
+        }
+    };
+}
+
+impl ColumnData {
+    fn new(dtype: DType, n: usize) -> Self {
+        match dtype {
+            DType::Bool => ColumnData::Bool(Vec::with_capacity(n)),
+            DType::I8 => ColumnData::I8(Vec::with_capacity(n)),
+            DType::I16 => ColumnData::I16(Vec::with_capacity(n)),
+            DType::I32 => ColumnData::I32(Vec::with_capacity(n)),
+            DType::I64 => ColumnData::I64(Vec::with_capacity(n)),
+            DType::U8 => ColumnData::U8(Vec::with_capacity(n)),
+            DType::U16 => ColumnData::U16(Vec::with_capacity(n)),
+            DType::U32 => ColumnData::U32(Vec::with_capacity(n)),
+            DType::U64 => ColumnData::U64(Vec::with_capacity(n)),
+            DType::F32 => ColumnData::F32(Vec::with_capacity(n)),
+            DType::F64 => ColumnData::F64(Vec::with_capacity(n)),
+            DType::Str => ColumnData::Str(VarBytes::with_capacity(n)),
+            DType::Bytes => ColumnData::Bytes(VarBytes::with_capacity(n)),
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        each_data!(self, v => v.len(), t => t.len())
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends `n` placeholder elements (zeros, false, empty text) for a null row.
+    fn push_defaults(&mut self, n: usize) {
+        each_data!(self, v => v.resize(v.len() + n, Default::default()), t => {
+            for _ in 0..n {
+                t.push(&[]);
+            }
+        });
+    }
+}
+
+/// How a column's elements make up its rows.
+#[derive(Debug, Clone, PartialEq)]
+enum RowShape {
+    /// `n` elements per row (1 for scalars).
+    Fixed(usize),
+    /// Per-row offsets into the elements, one more than there are rows, from 0.
+    Variable(Vec<i32>),
+}
+
+/// One signal's values for the rows of a [`StreamBatch`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnBuf {
+    dtype: DType,
+    shape: RowShape,
+    data: ColumnData,
+    /// One flag per row, or empty while every row so far is valid (the common case costs
+    /// nothing).
+    validity: Vec<bool>,
+}
+
+impl ColumnBuf {
+    /// An empty column for `signal`, with room for about `rows` rows.
+    pub fn new(signal: &SignalDesc, rows: usize) -> Self {
+        let rows = rows.min(MAX_PREALLOCATED_ROWS);
+        let (shape, per_row) = match &signal.shape {
+            Shape::Variable => {
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0);
+                (RowShape::Variable(offsets), 1)
+            }
+            fixed => {
+                let n = fixed.element_count().unwrap_or(1);
+                (RowShape::Fixed(n), n)
+            }
+        };
+        let elements = rows.saturating_mul(per_row).min(MAX_PREALLOCATED_ROWS * 16);
+        ColumnBuf {
+            dtype: signal.dtype,
+            shape,
+            data: ColumnData::new(signal.dtype, elements),
+            validity: Vec::new(),
+        }
+    }
+
+    /// An empty column of the same type and shape.
+    fn empty_like(&self, rows: usize) -> Self {
+        let rows = rows.min(MAX_PREALLOCATED_ROWS);
+        let (shape, per_row) = match &self.shape {
+            RowShape::Fixed(n) => (RowShape::Fixed(*n), *n),
+            RowShape::Variable(_) => {
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0);
+                (RowShape::Variable(offsets), 1)
+            }
+        };
+        ColumnBuf {
+            dtype: self.dtype,
+            shape,
+            data: ColumnData::new(
+                self.dtype,
+                rows.saturating_mul(per_row).min(MAX_PREALLOCATED_ROWS * 16),
+            ),
+            validity: Vec::new(),
+        }
+    }
+
+    /// The signal's element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Elements per row: 1 for scalars, `n` for fixed shapes, `None` for variable shapes.
+    pub fn width(&self) -> Option<usize> {
+        match self.shape {
+            RowShape::Fixed(n) => Some(n),
+            RowShape::Variable(_) => None,
+        }
+    }
+
+    /// The elements.
+    pub fn data(&self) -> &ColumnData {
+        &self.data
+    }
+
+    /// The elements, for readers that decode straight into them. A reader that appends the
+    /// elements of `n` rows to every column then calls [`StreamBatch::commit_rows`]`(n)`.
+    pub fn data_mut(&mut self) -> &mut ColumnData {
+        &mut self.data
+    }
+
+    /// Per-row validity, or `None` when every row holds a value.
+    pub fn validity(&self) -> Option<&[bool]> {
+        (!self.validity.is_empty()).then_some(&self.validity[..])
+    }
+
+    /// Per-row offsets into the elements for a variable-shape column (one more than rows).
+    pub fn list_offsets(&self) -> Option<&[i32]> {
+        match &self.shape {
+            RowShape::Variable(offsets) => Some(offsets),
+            RowShape::Fixed(_) => None,
+        }
+    }
+
+    /// Elements, validity and list offsets, for handing to Arrow without a copy.
+    pub fn into_parts(self) -> (ColumnData, Option<Vec<bool>>, Option<Vec<i32>>) {
+        let validity = (!self.validity.is_empty()).then_some(self.validity);
+        let offsets = match self.shape {
+            RowShape::Variable(o) => Some(o),
+            RowShape::Fixed(_) => None,
+        };
+        (self.data, validity, offsets)
+    }
+
+    /// Appends one text row to a scalar text or bytes column.
+    pub fn push_str(&mut self, text: &str) -> std::result::Result<(), String> {
+        self.push_var(text.as_bytes())
+    }
+
+    /// Appends one row of bytes to a scalar bytes column.
+    pub fn push_bytes(&mut self, bytes: &[u8]) -> std::result::Result<(), String> {
+        if matches!(self.data, ColumnData::Str(_)) {
+            return Err(format!(
+                "{} bytes cannot be stored in a str column",
+                bytes.len()
+            ));
+        }
+        self.push_var(bytes)
+    }
+
+    fn push_var(&mut self, bytes: &[u8]) -> std::result::Result<(), String> {
+        match &mut self.data {
+            ColumnData::Str(t) | ColumnData::Bytes(t) => {
+                t.check_room(bytes.len())?;
+                t.push(bytes);
+                if !self.validity.is_empty() {
+                    self.validity.push(true);
+                }
+                Ok(())
+            }
+            _ => Err(format!("text cannot be stored in a {} column", self.dtype)),
+        }
+    }
+
+    /// Marks row `row` (the number of rows before it) null and gives it placeholder elements.
+    fn push_null(&mut self, row: usize) {
+        if self.validity.is_empty() {
+            self.validity.resize(row, true);
+        }
+        self.validity.push(false);
+        match &mut self.shape {
+            RowShape::Fixed(n) => self.data.push_defaults(*n),
+            RowShape::Variable(offsets) => {
+                let last = offsets.last().copied().unwrap_or(0);
+                offsets.push(last);
+            }
+        }
+    }
+
+    /// Checks (`write == false`) or appends (`write == true`) one row's value; `row` is the
+    /// number of rows before it.
+    fn put(&mut self, value: &Value, row: usize, write: bool) -> std::result::Result<(), String> {
+        let dtype = self.dtype;
+        if let Value::Null = value {
+            if write {
+                self.push_null(row);
+            }
+            return Ok(());
+        }
+        match &mut self.shape {
+            RowShape::Fixed(1) if !matches!(value, Value::Array(_)) => {
+                put_scalar(&mut self.data, value, dtype, write)?;
+            }
+            RowShape::Fixed(n) => {
+                let n = *n;
+                match value {
+                    Value::Array(a) if a.len() == n => put_array(&mut self.data, a, dtype, write)?,
+                    Value::Array(a) if n == 1 => {
+                        return Err(format!(
+                            "an array of {} elements cannot be stored in a scalar {dtype} column",
+                            a.len()
+                        ));
+                    }
+                    Value::Array(a) => {
+                        return Err(format!(
+                            "an array of {} elements does not match the fixed shape of {n} elements",
+                            a.len()
+                        ));
+                    }
+                    v => {
+                        return Err(format!(
+                            "{} cannot be stored in a column of {n}-element {dtype} arrays",
+                            describe(v)
+                        ));
+                    }
+                }
+            }
+            RowShape::Variable(offsets) => {
+                let Value::Array(a) = value else {
+                    return Err(format!(
+                        "{} cannot be stored in a column of variable-length {dtype} lists",
+                        describe(value)
+                    ));
+                };
+                let last = offsets.last().copied().unwrap_or(0);
+                let end = i32::try_from(a.len())
+                    .ok()
+                    .and_then(|n| last.checked_add(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "more than {} list elements in one batch; use smaller batches",
+                            i32::MAX
+                        )
+                    })?;
+                put_array(&mut self.data, a, dtype, write)?;
+                if write {
+                    offsets.push(end);
+                }
+            }
+        }
+        if write && !self.validity.is_empty() {
+            self.validity.push(true);
+        }
+        Ok(())
+    }
+
+    /// Pads validity with "valid" up to `rows` rows (after a reader appended elements directly).
+    fn fill_validity(&mut self, rows: usize) {
+        if !self.validity.is_empty() && self.validity.len() < rows {
+            self.validity.resize(rows, true);
+        }
+    }
+
+    /// Number of rows the elements make up (list offsets for variable shapes).
+    pub fn rows(&self) -> usize {
+        match &self.shape {
+            RowShape::Fixed(0) => 0,
+            RowShape::Fixed(n) => self.data.len() / n,
+            RowShape::Variable(offsets) => offsets.len().saturating_sub(1),
+        }
+    }
+
+    /// Element `i` of this column as a [`Value`] element (for tests and the row view).
+    fn element(&self, i: usize) -> Value {
+        match &self.data {
+            ColumnData::Bool(v) => v.get(i).map_or(Value::Null, |&b| Value::Bool(b)),
+            ColumnData::I8(v) => v.get(i).map_or(Value::Null, |&x| Value::Int(x.into())),
+            ColumnData::I16(v) => v.get(i).map_or(Value::Null, |&x| Value::Int(x.into())),
+            ColumnData::I32(v) => v.get(i).map_or(Value::Null, |&x| Value::Int(x.into())),
+            ColumnData::I64(v) => v.get(i).map_or(Value::Null, |&x| Value::Int(x)),
+            ColumnData::U8(v) => v.get(i).map_or(Value::Null, |&x| Value::UInt(x.into())),
+            ColumnData::U16(v) => v.get(i).map_or(Value::Null, |&x| Value::UInt(x.into())),
+            ColumnData::U32(v) => v.get(i).map_or(Value::Null, |&x| Value::UInt(x.into())),
+            ColumnData::U64(v) => v.get(i).map_or(Value::Null, |&x| Value::UInt(x)),
+            ColumnData::F32(v) => v.get(i).map_or(Value::Null, |&x| Value::Float(x.into())),
+            ColumnData::F64(v) => v.get(i).map_or(Value::Null, |&x| Value::Float(x)),
+            ColumnData::Str(t) => t.get(i).map_or(Value::Null, |b| {
+                Value::Str(String::from_utf8_lossy(b).into())
+            }),
+            ColumnData::Bytes(t) => t.get(i).map_or(Value::Null, |b| Value::Bytes(b.to_vec())),
+        }
+    }
+
+    /// Row `row` as a [`Value`], exactly as [`crate::RecordingReader::read_frame`] would give
+    /// it (`f32` widened to `f64`, arrays typed by element).
+    pub fn value(&self, row: usize) -> Value {
+        if self.validity.get(row) == Some(&false) {
+            return Value::Null;
+        }
+        let range = match &self.shape {
+            RowShape::Fixed(1) => return self.element(row),
+            RowShape::Fixed(n) => row * n..row * n + n,
+            RowShape::Variable(offsets) => {
+                let (Some(&a), Some(&b)) = (offsets.get(row), offsets.get(row + 1)) else {
+                    return Value::Null;
+                };
+                usize::try_from(a).unwrap_or(0)..usize::try_from(b).unwrap_or(0)
+            }
+        };
+        Value::Array(match &self.data {
+            ColumnData::Bool(v) => ArrayValue::Bool(v.get(range).unwrap_or_default().to_vec()),
+            ColumnData::F32(v) => ArrayValue::F32(v.get(range).unwrap_or_default().to_vec()),
+            ColumnData::F64(v) => ArrayValue::F64(v.get(range).unwrap_or_default().to_vec()),
+            ColumnData::I8(_) | ColumnData::I16(_) | ColumnData::I32(_) | ColumnData::I64(_) => {
+                ArrayValue::Int(range.filter_map(|i| self.element(i).as_i64()).collect())
+            }
+            _ => ArrayValue::UInt(range.filter_map(|i| self.element(i).as_u64()).collect()),
+        })
+    }
+}
+
+/// A value that does not fit its column: which signal, and why (the message names the value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchValueError {
+    /// Index of the signal in the stream.
+    pub signal: usize,
+    /// What is wrong with the value.
+    pub message: String,
+}
+
+impl fmt::Display for BatchValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "signal {}: {}", self.signal, self.message)
+    }
+}
+
+impl std::error::Error for BatchValueError {}
+
+/// Rows of one stream, a [`ColumnBuf`] per signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamBatch {
+    stream: usize,
+    rows: usize,
+    columns: Vec<ColumnBuf>,
+}
+
+impl StreamBatch {
+    /// An empty batch for stream `stream` with the given signals, with room for about `rows`
+    /// rows.
+    pub fn new(stream: usize, signals: &[SignalDesc], rows: usize) -> Self {
+        StreamBatch {
+            stream,
+            rows: 0,
+            columns: signals.iter().map(|s| ColumnBuf::new(s, rows)).collect(),
+        }
+    }
+
+    fn empty_like(&self, rows: usize) -> Self {
+        StreamBatch {
+            stream: self.stream,
+            rows: 0,
+            columns: self.columns.iter().map(|c| c.empty_like(rows)).collect(),
+        }
+    }
+
+    /// Index of the stream in the schema.
+    pub fn stream(&self) -> usize {
+        self.stream
+    }
+
+    /// Rows held.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// True when no row is held.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The columns, one per signal.
+    pub fn columns(&self) -> &[ColumnBuf] {
+        &self.columns
+    }
+
+    /// The columns, for readers that append elements directly (then call
+    /// [`StreamBatch::commit_rows`]).
+    pub fn columns_mut(&mut self) -> &mut [ColumnBuf] {
+        &mut self.columns
+    }
+
+    /// The columns, taken apart.
+    pub fn into_columns(self) -> Vec<ColumnBuf> {
+        self.columns
+    }
+
+    /// Counts `n` rows whose elements a reader appended to every column itself.
+    pub fn commit_rows(&mut self, n: usize) {
+        self.rows += n;
+        for column in &mut self.columns {
+            column.fill_validity(self.rows);
+        }
+    }
+
+    /// Checks that every column holds exactly [`StreamBatch::rows`] rows; a reader that
+    /// appends elements directly is held to this before its batch is used.
+    pub fn check_consistent(&self) -> std::result::Result<(), BatchValueError> {
+        for (signal, column) in self.columns.iter().enumerate() {
+            let held = column.rows();
+            let flags = column.validity.len();
+            if held != self.rows || (flags != 0 && flags != self.rows) {
+                return Err(BatchValueError {
+                    signal,
+                    message: format!(
+                        "the column holds {held} rows ({flags} validity flags) but the batch has {}",
+                        self.rows
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends one row given as values, one per signal, with the same checks as the row path:
+    /// integers must fit the column type, floats stored in integer columns are refused,
+    /// arrays must match a fixed shape. On error nothing of the row is kept.
+    pub fn push_values(&mut self, values: &[Value]) -> std::result::Result<(), BatchValueError> {
+        if values.len() != self.columns.len() {
+            return Err(BatchValueError {
+                signal: values.len().min(self.columns.len()),
+                message: format!(
+                    "a row has {} values but the stream has {} signals",
+                    values.len(),
+                    self.columns.len()
+                ),
+            });
+        }
+        let rows = self.rows;
+        for (signal, (column, value)) in self.columns.iter_mut().zip(values).enumerate() {
+            column
+                .put(value, rows, false)
+                .map_err(|message| BatchValueError { signal, message })?;
+        }
+        for (signal, (column, value)) in self.columns.iter_mut().zip(values).enumerate() {
+            column
+                .put(value, rows, true)
+                .map_err(|message| BatchValueError { signal, message })?;
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Row `row` as values, as the row path gives it.
+    pub fn row_values(&self, row: usize) -> Vec<Value> {
+        self.columns.iter().map(|c| c.value(row)).collect()
+    }
+}
+
+/// One [`StreamBatch`] per stream of a schema, filled in file order by
+/// [`crate::RecordingReader::read_batches`] until one stream reaches the capacity.
+///
+/// Streams the caller does not want are never filled, and readers that decode natively skip
+/// their records without decoding them.
+#[derive(Debug, Clone)]
+pub struct BatchSet {
+    batches: Vec<StreamBatch>,
+    wanted: Vec<bool>,
+    capacity: usize,
+    /// The row the default (row by row) read path reuses.
+    scratch: FrameBuf,
+}
+
+impl BatchSet {
+    /// Batches for every stream of `schema`, each full at `capacity` rows (at least 1).
+    pub fn new(schema: &Schema, capacity: usize) -> Self {
+        Self::with_streams(schema, capacity, |_| true)
+    }
+
+    /// Batches for the streams for which `wanted(index)` is true; rows of other streams are
+    /// skipped by the reader.
+    pub fn with_streams(schema: &Schema, capacity: usize, wanted: impl Fn(usize) -> bool) -> Self {
+        let capacity = capacity.max(1);
+        BatchSet {
+            batches: schema
+                .streams
+                .iter()
+                .enumerate()
+                .map(|(i, s)| StreamBatch::new(i, &s.signals, capacity))
+                .collect(),
+            wanted: (0..schema.streams.len()).map(wanted).collect(),
+            capacity,
+            scratch: FrameBuf::default(),
+        }
+    }
+
+    /// Rows per stream at which a batch is full.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Number of streams (wanted or not).
+    pub fn len(&self) -> usize {
+        self.batches.len()
+    }
+
+    /// True when the schema has no stream.
+    pub fn is_empty(&self) -> bool {
+        self.batches.is_empty()
+    }
+
+    /// True when rows of stream `stream` are to be read.
+    pub fn wants(&self, stream: usize) -> bool {
+        self.wanted.get(stream).copied().unwrap_or(false)
+    }
+
+    /// The batch of stream `stream`.
+    ///
+    /// # Panics
+    /// When `stream` is not a stream of the schema the set was made for.
+    pub fn stream(&self, stream: usize) -> &StreamBatch {
+        &self.batches[stream]
+    }
+
+    /// The batch of stream `stream`, for a reader to fill.
+    ///
+    /// # Panics
+    /// When `stream` is not a stream of the schema the set was made for.
+    pub fn stream_mut(&mut self, stream: usize) -> &mut StreamBatch {
+        &mut self.batches[stream]
+    }
+
+    /// True when some stream holds [`BatchSet::capacity`] rows: the reader stops and the
+    /// caller takes the full batches.
+    pub fn is_full(&self) -> bool {
+        self.batches.iter().any(|b| b.rows >= self.capacity)
+    }
+
+    /// Rows held over all streams.
+    pub fn rows(&self) -> usize {
+        self.batches.iter().map(|b| b.rows).sum()
+    }
+
+    /// Takes the rows of stream `stream`, leaving an empty batch in their place.
+    ///
+    /// # Panics
+    /// When `stream` is not a stream of the schema the set was made for.
+    pub fn take(&mut self, stream: usize) -> StreamBatch {
+        let fresh = self.batches[stream].empty_like(self.capacity);
+        std::mem::replace(&mut self.batches[stream], fresh)
+    }
+
+    /// Takes every batch that holds at least `min_rows` rows, in stream order.
+    pub fn take_at_least(&mut self, min_rows: usize) -> Vec<StreamBatch> {
+        let min_rows = min_rows.max(1);
+        (0..self.batches.len())
+            .filter(|&i| self.batches[i].rows >= min_rows)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|i| self.take(i))
+            .collect()
+    }
+
+    /// Appends a row read by [`crate::RecordingReader::read_frame`] to its stream's batch.
+    pub fn push_frame(&mut self, frame: &FrameBuf, schema: &Schema) -> Result<()> {
+        let Some(batch) = self.batches.get_mut(frame.stream) else {
+            return Err(Error::invalid(format!(
+                "the reader returned a row of stream {}, but the schema has {} streams",
+                frame.stream,
+                self.batches.len()
+            )));
+        };
+        batch.push_values(&frame.values).map_err(|e| {
+            let desc = schema.streams.get(frame.stream);
+            let stream = desc.map_or("?", |d| d.name.as_str());
+            let signal = desc
+                .and_then(|d| d.signals.get(e.signal))
+                .map_or("?", |s| s.name.as_str());
+            Error::invalid(format!(
+                "stream {stream:?}, signal {signal:?}: {}",
+                e.message
+            ))
+        })
+    }
+}
+
+/// The default [`crate::RecordingReader::read_batches`]: rows from `read_frame`, pushed one by
+/// one with the row path's checks.
+pub fn read_batches_by_rows<R: crate::RecordingReader + ?Sized>(
+    reader: &mut R,
+    dst: &mut BatchSet,
+) -> Result<bool> {
+    let mut frame = std::mem::take(&mut dst.scratch);
+    let result = (|| {
+        while !dst.is_full() {
+            if !reader.read_frame(&mut frame)? {
+                return Ok(false);
+            }
+            if dst.wants(frame.stream) {
+                dst.push_frame(&frame, reader.schema())?;
+            }
+        }
+        Ok(true)
+    })();
+    dst.scratch = frame;
+    result
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Int(i) => format!("integer {i}"),
+        Value::UInt(u) => format!("integer {u}"),
+        Value::Float(f) => format!("float {f:?}"),
+        Value::Str(s) if s.chars().count() > 40 => {
+            let head: String = s.chars().take(40).collect();
+            format!("text {head:?}...")
+        }
+        Value::Str(s) => format!("text {s:?}"),
+        Value::Bytes(b) => format!("{} bytes", b.len()),
+        Value::Array(a) => format!("an array of {} elements", a.len()),
+    }
+}
+
+fn mismatch(value: &Value, dtype: DType) -> String {
+    format!("{} cannot be stored in a {dtype} column", describe(value))
+}
+
+fn array_mismatch(array: &ArrayValue, dtype: DType) -> String {
+    let kind = match array {
+        ArrayValue::Bool(_) => "boolean",
+        ArrayValue::Int(_) | ArrayValue::UInt(_) => "integer",
+        ArrayValue::F32(_) => "f32",
+        ArrayValue::F64(_) => "f64",
+    };
+    format!("a {kind} array cannot be stored in a {dtype} column")
+}
+
+/// Exact conversions into an element type.
+trait Element: Copy {
+    fn from_int(v: i64, dtype: DType) -> std::result::Result<Self, String>;
+    fn from_uint(v: u64, dtype: DType) -> std::result::Result<Self, String>;
+    fn from_float(v: f64, dtype: DType) -> std::result::Result<Self, String>;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            fn from_int(v: i64, dtype: DType) -> std::result::Result<Self, String> {
+                <$t>::try_from(v).map_err(|_| format!("value {v} does not fit in {dtype}"))
+            }
+            fn from_uint(v: u64, dtype: DType) -> std::result::Result<Self, String> {
+                <$t>::try_from(v).map_err(|_| format!("value {v} does not fit in {dtype}"))
+            }
+            fn from_float(v: f64, dtype: DType) -> std::result::Result<Self, String> {
+                Err(mismatch(&Value::Float(v), dtype))
+            }
+        }
+    )*};
+}
+int_element!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            fn from_int(v: i64, dtype: DType) -> std::result::Result<Self, String> {
+                let f = v as $t;
+                if f as i128 == i128::from(v) {
+                    Ok(f)
+                } else {
+                    Err(format!("integer {v} is not exactly representable as {dtype}"))
+                }
+            }
+            fn from_uint(v: u64, dtype: DType) -> std::result::Result<Self, String> {
+                let f = v as $t;
+                if f as u128 == u128::from(v) {
+                    Ok(f)
+                } else {
+                    Err(format!("integer {v} is not exactly representable as {dtype}"))
+                }
+            }
+            fn from_float(v: f64, _: DType) -> std::result::Result<Self, String> {
+                // Readers widen f32 signals to f64 without loss, so narrowing back is exact.
+                Ok(v as $t)
+            }
+        }
+    )*};
+}
+float_element!(f32, f64);
+
+fn put_number<T: Element>(
+    out: &mut Vec<T>,
+    value: &Value,
+    dtype: DType,
+    write: bool,
+) -> std::result::Result<(), String> {
+    let x = match *value {
+        Value::Int(i) => T::from_int(i, dtype)?,
+        Value::UInt(u) => T::from_uint(u, dtype)?,
+        Value::Float(f) => T::from_float(f, dtype)?,
+        ref v => return Err(mismatch(v, dtype)),
+    };
+    if write {
+        out.push(x);
+    }
+    Ok(())
+}
+
+fn put_number_array<T: Element>(
+    out: &mut Vec<T>,
+    array: &ArrayValue,
+    dtype: DType,
+    write: bool,
+) -> std::result::Result<(), String> {
+    fn each<T: Element, S: Copy>(
+        out: &mut Vec<T>,
+        items: &[S],
+        write: bool,
+        convert: impl Fn(S) -> std::result::Result<T, String>,
+    ) -> std::result::Result<(), String> {
+        if write {
+            out.reserve(items.len());
+            for &s in items {
+                out.push(convert(s)?);
+            }
+        } else {
+            for &s in items {
+                convert(s)?;
+            }
+        }
+        Ok(())
+    }
+    match array {
+        ArrayValue::Int(v) => each(out, v, write, |x| T::from_int(x, dtype)),
+        ArrayValue::UInt(v) => each(out, v, write, |x| T::from_uint(x, dtype)),
+        ArrayValue::F32(v) => each(out, v, write, |x| T::from_float(f64::from(x), dtype)),
+        ArrayValue::F64(v) => each(out, v, write, |x| T::from_float(x, dtype)),
+        a @ ArrayValue::Bool(_) => Err(array_mismatch(a, dtype)),
+    }
+}
+
+fn put_scalar(
+    data: &mut ColumnData,
+    value: &Value,
+    dtype: DType,
+    write: bool,
+) -> std::result::Result<(), String> {
+    match data {
+        ColumnData::Bool(v) => match value {
+            Value::Bool(b) => {
+                if write {
+                    v.push(*b);
+                }
+                Ok(())
+            }
+            other => Err(mismatch(other, dtype)),
+        },
+        ColumnData::I8(v) => put_number(v, value, dtype, write),
+        ColumnData::I16(v) => put_number(v, value, dtype, write),
+        ColumnData::I32(v) => put_number(v, value, dtype, write),
+        ColumnData::I64(v) => put_number(v, value, dtype, write),
+        ColumnData::U8(v) => put_number(v, value, dtype, write),
+        ColumnData::U16(v) => put_number(v, value, dtype, write),
+        ColumnData::U32(v) => put_number(v, value, dtype, write),
+        ColumnData::U64(v) => put_number(v, value, dtype, write),
+        ColumnData::F32(v) => put_number(v, value, dtype, write),
+        ColumnData::F64(v) => put_number(v, value, dtype, write),
+        ColumnData::Str(t) => match value {
+            Value::Str(s) => {
+                t.check_room(s.len())?;
+                if write {
+                    t.push(s.as_bytes());
+                }
+                Ok(())
+            }
+            other => Err(mismatch(other, dtype)),
+        },
+        ColumnData::Bytes(t) => {
+            let bytes = match value {
+                Value::Bytes(b) => b.as_slice(),
+                Value::Str(s) => s.as_bytes(),
+                other => return Err(mismatch(other, dtype)),
+            };
+            t.check_room(bytes.len())?;
+            if write {
+                t.push(bytes);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn put_array(
+    data: &mut ColumnData,
+    array: &ArrayValue,
+    dtype: DType,
+    write: bool,
+) -> std::result::Result<(), String> {
+    match data {
+        ColumnData::Bool(v) => match array {
+            ArrayValue::Bool(items) => {
+                if write {
+                    v.extend_from_slice(items);
+                }
+                Ok(())
+            }
+            a => Err(array_mismatch(a, dtype)),
+        },
+        ColumnData::I8(v) => put_number_array(v, array, dtype, write),
+        ColumnData::I16(v) => put_number_array(v, array, dtype, write),
+        ColumnData::I32(v) => put_number_array(v, array, dtype, write),
+        ColumnData::I64(v) => put_number_array(v, array, dtype, write),
+        ColumnData::U8(v) => put_number_array(v, array, dtype, write),
+        ColumnData::U16(v) => put_number_array(v, array, dtype, write),
+        ColumnData::U32(v) => put_number_array(v, array, dtype, write),
+        ColumnData::U64(v) => put_number_array(v, array, dtype, write),
+        ColumnData::F32(v) => put_number_array(v, array, dtype, write),
+        ColumnData::F64(v) => put_number_array(v, array, dtype, write),
+        ColumnData::Str(_) | ColumnData::Bytes(_) => Err(array_mismatch(array, dtype)),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::{StreamDesc, TimeBase};
+
+    fn signals() -> Vec<SignalDesc> {
+        vec![
+            SignalDesc::scalar("t", DType::U64),
+            SignalDesc::scalar("b", DType::U8),
+            SignalDesc::scalar("v", DType::F32).with_shape(Shape::Fixed(vec![2])),
+            SignalDesc::scalar("l", DType::I16).with_shape(Shape::Variable),
+            SignalDesc::scalar("s", DType::Str),
+        ]
+    }
+
+    #[test]
+    fn rows_round_trip_through_columns() {
+        let mut batch = StreamBatch::new(0, &signals(), 8);
+        let rows = [
+            vec![
+                Value::UInt(1),
+                Value::Int(255),
+                Value::Array(ArrayValue::F64(vec![0.5, 2.0])),
+                Value::Array(ArrayValue::Int(vec![-1, 2, 3])),
+                Value::Str("a".into()),
+            ],
+            vec![
+                Value::UInt(2),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ],
+            vec![
+                Value::UInt(3),
+                Value::UInt(7),
+                Value::Array(ArrayValue::F32(vec![1.0, -1.0])),
+                Value::Array(ArrayValue::Int(vec![])),
+                Value::Str(String::new()),
+            ],
+        ];
+        for row in &rows {
+            batch.push_values(row).unwrap();
+        }
+        batch.check_consistent().unwrap();
+        let expected_v = Value::Array(ArrayValue::F32(vec![0.5, 2.0]));
+        assert_eq!(batch.row_values(0)[2], expected_v);
+        assert_eq!(batch.row_values(1), rows[1]);
+        assert_eq!(batch.row_values(0)[3], rows[0][3]);
+        assert_eq!(batch.row_values(2)[4], rows[2][4]);
+        assert_eq!(batch.columns()[2].data().len(), 6);
+    }
+
+    #[test]
+    fn a_bad_value_leaves_the_batch_unchanged() {
+        let mut batch = StreamBatch::new(0, &signals(), 8);
+        let bad = [
+            Value::UInt(1),
+            Value::Int(300),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ];
+        let err = batch.push_values(&bad).unwrap_err();
+        assert_eq!(err.signal, 1);
+        assert!(err.message.contains("300"), "{err}");
+        assert_eq!(batch.rows(), 0);
+        batch.check_consistent().unwrap();
+        let wrong_shape = [
+            Value::UInt(1),
+            Value::Null,
+            Value::Array(ArrayValue::F32(vec![1.0])),
+            Value::Null,
+            Value::Null,
+        ];
+        assert!(batch.push_values(&wrong_shape).is_err());
+        assert!(batch.push_values(&[Value::Float(1.5)]).is_err());
+        let float_in_int = [
+            Value::UInt(1),
+            Value::Float(1.5),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ];
+        assert!(batch.push_values(&float_in_int).is_err());
+        assert_eq!(batch.rows(), 0);
+    }
+
+    #[test]
+    fn direct_appends_are_checked_and_padded() {
+        let mut batch = StreamBatch::new(0, &signals()[..2], 8);
+        batch.push_values(&[Value::UInt(1), Value::Null]).unwrap();
+        if let ColumnData::U64(t) = batch.columns_mut()[0].data_mut() {
+            t.extend([2, 3]);
+        }
+        if let ColumnData::U8(b) = batch.columns_mut()[1].data_mut() {
+            b.extend([4, 5]);
+        }
+        batch.commit_rows(2);
+        batch.check_consistent().unwrap();
+        assert_eq!(
+            batch.columns()[1].validity(),
+            Some(&[false, true, true][..])
+        );
+        if let ColumnData::U64(t) = batch.columns_mut()[0].data_mut() {
+            t.push(9);
+        }
+        assert!(batch.check_consistent().is_err());
+    }
+
+    #[test]
+    fn the_set_fills_wanted_streams_and_reports_full() {
+        let a = StreamDesc::new("A", SignalDesc::scalar("t", DType::U64), TimeBase::SECONDS);
+        let b = StreamDesc::new("B", SignalDesc::scalar("t", DType::U64), TimeBase::SECONDS);
+        let schema = Schema {
+            streams: vec![a, b],
+        };
+        let mut set = BatchSet::with_streams(&schema, 2, |i| i == 1);
+        assert!(!set.wants(0) && set.wants(1));
+        let frame = FrameBuf {
+            stream: 1,
+            values: vec![Value::UInt(5)],
+        };
+        set.push_frame(&frame, &schema).unwrap();
+        assert!(!set.is_full());
+        set.push_frame(&frame, &schema).unwrap();
+        assert!(set.is_full());
+        let full = set.take_at_least(2);
+        assert_eq!(full.len(), 1);
+        assert_eq!(full[0].stream(), 1);
+        assert_eq!(set.rows(), 0);
+        let stray = FrameBuf {
+            stream: 7,
+            values: vec![],
+        };
+        assert!(set.push_frame(&stray, &schema).is_err());
+    }
+}
