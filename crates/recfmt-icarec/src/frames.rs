@@ -85,46 +85,69 @@ impl<R: Read> FrameReader<R> {
         }
         // Grows with the data actually present, so a corrupt schema declaring a huge frame
         // cannot make a small file allocate the whole stride.
-        self.buf.clear();
+        let mut buf = std::mem::take(&mut self.buf);
+        let result = self.read_one(&mut buf, frame);
+        self.buf = buf;
+        result
+    }
+
+    fn read_one(&mut self, buf: &mut Vec<u8>, frame: &mut RawFrame) -> Result<bool> {
+        buf.clear();
         let got = (&mut self.src)
             .take(self.stride as u64)
-            .read_to_end(&mut self.buf)
+            .read_to_end(buf)
             .map_err(|e| Error::io(&self.path, e))?;
         if got < self.stride {
             self.done = true;
-            if got == 0 {
-                return Ok(false);
+            if got > 0 {
+                self.end_torn(&buf[..got])?;
             }
-            let expected = format!(
-                "a complete frame of {} bytes (8-byte time + {}-byte payload), the file ends after {got}",
-                self.stride,
-                self.stride - 8
-            );
-            if self.strict {
-                return Err(Error::malformed(&self.path, self.position, expected));
-            }
-            self.integrity.truncate(self.position, got as u64);
-            self.integrity.warn(format!(
-                "{}: at byte {}: torn last frame: expected {expected}; {} complete frames kept, {got} bytes dropped",
-                self.path.display(),
-                self.position,
-                self.frames
-            ));
-            self.torn.clear();
-            self.torn.extend_from_slice(&self.buf[..got]);
             return Ok(false);
         }
-        let t = f64_at(&self.buf, 0);
+        let t = f64_at(buf, 0);
+        let index = self.frames;
+        self.accept(t)?;
+        frame.t = t;
+        frame.index = index;
+        frame.payload.clear();
+        frame.payload.extend_from_slice(&buf[8..]);
+        Ok(true)
+    }
+
+    /// Reads the bytes of up to `max_frames` frames into `buf` (replacing its contents) in
+    /// one read, for the batch path, and returns how many complete frames it holds. The caller
+    /// then passes each frame's time to [`FrameReader::accept`], in order, and a partial frame
+    /// after them to [`FrameReader::end_torn`], so checks and reports match
+    /// [`FrameReader::read_frame`]'s. Like `read_frame`, `buf` grows only with the data
+    /// present.
+    pub(crate) fn read_block(&mut self, buf: &mut Vec<u8>, max_frames: usize) -> Result<usize> {
+        buf.clear();
+        if self.done || max_frames == 0 {
+            return Ok(0);
+        }
+        let want = (max_frames as u64).saturating_mul(self.stride as u64);
+        let got = (&mut self.src)
+            .take(want)
+            .read_to_end(buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if got == 0 {
+            self.done = true;
+        }
+        Ok(got / self.stride)
+    }
+
+    /// Bytes per frame (`8 + D`).
+    pub(crate) fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Checks the time of the next frame (non-decreasing, finite) and counts the frame as
+    /// read. In strict mode a decreasing time is an error and the frame is not counted.
+    pub(crate) fn accept(&mut self, t: f64) -> Result<()> {
         if let Some(last) = self.last_t
             && t.partial_cmp(&last)
                 .is_none_or(|o| o == std::cmp::Ordering::Less)
         {
-            let what = format!(
-                "{}: at byte {}: time {t} of frame {} is before {last} (time must be non-decreasing)",
-                self.path.display(),
-                self.position,
-                self.frames
-            );
             if self.strict {
                 return Err(Error::malformed(
                     &self.path,
@@ -132,7 +155,12 @@ impl<R: Read> FrameReader<R> {
                     format!("a time >= {last} (non-decreasing), found {t}"),
                 ));
             }
-            self.integrity.warn(what);
+            self.integrity.warn(format!(
+                "{}: at byte {}: time {t} of frame {} is before {last} (time must be non-decreasing)",
+                self.path.display(),
+                self.position,
+                self.frames
+            ));
         } else if !t.is_finite() {
             self.integrity.warn(format!(
                 "{}: at byte {}: frame {} has a non-finite time {t}",
@@ -144,13 +172,35 @@ impl<R: Read> FrameReader<R> {
         if t.is_finite() {
             self.last_t = Some(self.last_t.map_or(t, |l| l.max(t)));
         }
-        frame.t = t;
-        frame.index = self.frames;
-        frame.payload.clear();
-        frame.payload.extend_from_slice(&self.buf[8..]);
         self.position += self.stride as u64;
         self.frames += 1;
-        Ok(true)
+        Ok(())
+    }
+
+    /// Ends the frames at a torn tail (the `tail` bytes after the last complete frame): an
+    /// error in strict mode, otherwise reported as a truncation and kept for
+    /// [`FrameReader::torn_tail`].
+    pub(crate) fn end_torn(&mut self, tail: &[u8]) -> Result<()> {
+        self.done = true;
+        let got = tail.len();
+        let expected = format!(
+            "a complete frame of {} bytes (8-byte time + {}-byte payload), the file ends after {got}",
+            self.stride,
+            self.stride - 8
+        );
+        if self.strict {
+            return Err(Error::malformed(&self.path, self.position, expected));
+        }
+        self.integrity.truncate(self.position, got as u64);
+        self.integrity.warn(format!(
+            "{}: at byte {}: torn last frame: expected {expected}; {} complete frames kept, {got} bytes dropped",
+            self.path.display(),
+            self.position,
+            self.frames
+        ));
+        self.torn.clear();
+        self.torn.extend_from_slice(tail);
+        Ok(())
     }
 
     /// The bytes of a torn last frame (empty unless the file ended inside a frame).

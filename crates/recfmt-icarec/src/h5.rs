@@ -57,10 +57,10 @@ use hdf5_pure::{
     FileBuilder, MaxExtent, MemoryStrategy, SyncPolicy,
 };
 use recfmt_core::{
-    ArrayValue, DType, Error as CoreError, FormatDescriptor, FormatInfo, FrameBuf, Header,
-    Integrity, IntegrityStatus, Limits, Metadata, ReadOptions, RecordingReader, RecordingWriter,
-    Result, Schema as CoreSchema, Score, Shape, SignalDesc, StreamDesc, Tier, TimeBase,
-    TimeReference, TimeSystem, Value,
+    ArrayValue, BatchSet, ColumnData, DType, Error as CoreError, FormatDescriptor, FormatInfo,
+    FrameBuf, Header, Integrity, IntegrityStatus, Limits, Metadata, ReadOptions, RecordingReader,
+    RecordingWriter, Result, Schema as CoreSchema, Score, Shape, SignalDesc, StreamDesc, Tier,
+    TimeBase, TimeReference, TimeSystem, Value,
 };
 
 use crate::recording::{DYNAMIC_STREAM, STATIC_STREAM, epoch_text};
@@ -833,6 +833,140 @@ impl IcarusH5Recording {
     }
 }
 
+impl IcarusH5Recording {
+    /// The batch path: whole runs of window rows copied into the dynamic columns. A run whose
+    /// values do not all fit their columns goes row by row, so the error is the row path's.
+    fn read_batches_native(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        if !self.started {
+            if dst.is_full() {
+                return Ok(true);
+            }
+            if !self.statics.is_empty() && self.rows > 0 {
+                let mut row = FrameBuf::default();
+                self.next_row(&mut row)?;
+                if dst.wants(row.stream) {
+                    dst.push_frame(&row, &self.schema)?;
+                }
+            }
+            self.started = true;
+        }
+        loop {
+            if dst.is_full() {
+                return Ok(true);
+            }
+            if self.next >= self.rows {
+                return Ok(false);
+            }
+            let in_window = self.next >= self.window_start
+                && self.next < self.window_start + self.window_time.len() as u64;
+            if !in_window {
+                // Loaded even when the dynamic stream is not wanted: a damaged dataset fails
+                // here exactly as it does on the row path.
+                self.load_window(self.next)?;
+            }
+            let i = usize::try_from(self.next - self.window_start).unwrap_or(usize::MAX);
+            let available = self.window_time.len().saturating_sub(i);
+            if available == 0 {
+                return Err(malformed(format!(
+                    "row {} of /time within its window of {} rows",
+                    self.next,
+                    self.window_time.len()
+                )));
+            }
+            if !dst.wants(0) {
+                self.next += available as u64;
+                continue;
+            }
+            let room = dst.capacity().saturating_sub(dst.stream(0).rows());
+            let n = available.min(room);
+            let batch = dst.stream_mut(0);
+            let windows = || std::iter::once(&self.window_time).chain(&self.window);
+            let fits = batch.columns().len() == self.window.len() + 1
+                && batch
+                    .columns_mut()
+                    .iter_mut()
+                    .zip(windows())
+                    .all(|(c, w)| copy_run(c.data_mut(), w, i, n, false));
+            if fits {
+                for (c, w) in batch.columns_mut().iter_mut().zip(windows()) {
+                    copy_run(c.data_mut(), w, i, n, true);
+                }
+                batch.commit_rows(n);
+                self.next += n as u64;
+            } else {
+                let mut row = FrameBuf::default();
+                for _ in 0..n {
+                    self.next_row(&mut row)?;
+                    dst.push_frame(&row, &self.schema)?;
+                }
+            }
+        }
+    }
+}
+
+/// Checks (`write == false`) that rows `start..start + n` of a window fit a column of
+/// `out`'s type exactly as the row path would store them, or appends them (`write == true`,
+/// after a successful check).
+fn copy_run(out: &mut ColumnData, window: &Window, start: usize, n: usize, write: bool) -> bool {
+    fn run<T: Copy>(v: &[T], start: usize, n: usize) -> Option<&[T]> {
+        v.get(start..start.checked_add(n)?)
+    }
+    fn narrow<S: Copy, T: TryFrom<S>>(out: &mut Vec<T>, src: &[S], write: bool) -> bool {
+        if write {
+            out.extend(src.iter().filter_map(|&x| T::try_from(x).ok()));
+            true
+        } else {
+            src.iter().all(|&x| T::try_from(x).is_ok())
+        }
+    }
+    match (out, window) {
+        (ColumnData::F64(o), Window::F64(v)) => run(v, start, n).is_some_and(|r| {
+            if write {
+                o.extend_from_slice(r);
+            }
+            true
+        }),
+        // The row path narrows a widened f32 with `as`, which is exact.
+        (ColumnData::F32(o), Window::F64(v)) => run(v, start, n).is_some_and(|r| {
+            if write {
+                o.extend(r.iter().map(|&x| x as f32));
+            }
+            true
+        }),
+        (ColumnData::I64(o), Window::I64(v)) => run(v, start, n).is_some_and(|r| {
+            if write {
+                o.extend_from_slice(r);
+            }
+            true
+        }),
+        (ColumnData::U64(o), Window::U64(v)) => run(v, start, n).is_some_and(|r| {
+            if write {
+                o.extend_from_slice(r);
+            }
+            true
+        }),
+        (ColumnData::I32(o), Window::I64(v)) => {
+            run(v, start, n).is_some_and(|r| narrow(o, r, write))
+        }
+        (ColumnData::I16(o), Window::I64(v)) => {
+            run(v, start, n).is_some_and(|r| narrow(o, r, write))
+        }
+        (ColumnData::I8(o), Window::I64(v)) => {
+            run(v, start, n).is_some_and(|r| narrow(o, r, write))
+        }
+        (ColumnData::U32(o), Window::U64(v)) => {
+            run(v, start, n).is_some_and(|r| narrow(o, r, write))
+        }
+        (ColumnData::U16(o), Window::U64(v)) => {
+            run(v, start, n).is_some_and(|r| narrow(o, r, write))
+        }
+        (ColumnData::U8(o), Window::U64(v)) => {
+            run(v, start, n).is_some_and(|r| narrow(o, r, write))
+        }
+        _ => false,
+    }
+}
+
 /// Reads the optional `/time` attributes `system` and `epoch_iso` (names from Icarus's phase-6
 /// plan; written by [`IcarusH5Writer`], not by Icarus itself). Without them the time is MET
 /// with no epoch.
@@ -897,6 +1031,14 @@ impl RecordingReader for IcarusH5Recording {
 
     fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
         self.next_row(dst)
+    }
+
+    /// Copies runs of each window's rows straight into the dynamic columns.
+    fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        if dst.len() != self.schema.streams.len() {
+            return recfmt_core::read_batches_by_rows(self, dst);
+        }
+        self.read_batches_native(dst)
     }
 
     fn integrity(&self) -> &Integrity {

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use hifitime::TimeScale;
 use recfmt_core::{
-    ArrayValue, DType, Epoch, FormatInfo, FrameBuf, Header, Integrity, Metadata, ReadOptions,
-    RecordingReader, RecordingWriter, Schema as CoreSchema, Shape, SignalDesc, StreamDesc,
-    TimeBase, TimeReference, TimeSystem, Value,
+    ArrayValue, BatchSet, ColumnData, DType, Epoch, FormatInfo, FrameBuf, Header, Integrity,
+    Metadata, ReadOptions, RecordingReader, RecordingWriter, Schema as CoreSchema, Shape,
+    SignalDesc, StreamBatch, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
 };
 use semver::Version;
 
@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::frames::{FrameReader, RawFrame};
 use crate::schema::{Column, Lifecycle, Placed, Schema, SchemaBuilder, SignalSpec};
 use crate::time::TimeSpec;
-use crate::types::{SignalType, f64_at};
+use crate::types::{SignalType, f64_at, i64_at};
 use crate::writer::{MetadataMode, Writer, WriterOptions, recorder};
 
 /// Name of the per-frame stream.
@@ -76,6 +76,13 @@ pub struct IcarecRecording {
     irregular_warned: Vec<bool>,
     strict: bool,
     total: u64,
+    /// The batch path: how each dynamic column is decoded, which columns are `int32` (their
+    /// slots are checked on every frame, wanted or not, as the row path does), the row it
+    /// reuses for the static row, and its block of raw frames.
+    plan: Vec<ColumnPlan>,
+    int32_checks: Vec<(usize, usize)>,
+    row: FrameBuf,
+    block: Vec<u8>,
 }
 
 impl IcarecRecording {
@@ -111,7 +118,17 @@ impl IcarecRecording {
         schema.streams[0]
             .metadata
             .insert("stride_bytes".into(), layout.stride().to_string());
+        let plan = batch_plan(layout);
+        let int32_checks = plan
+            .iter()
+            .enumerate()
+            .filter_map(|(c, p)| (p.kind == ColumnKind::I32).then_some((c, p.at?)))
+            .collect();
         Ok(IcarecRecording {
+            plan,
+            int32_checks,
+            row: FrameBuf::default(),
+            block: Vec::new(),
             irregular_warned: vec![false; layout.placed.len()],
             total: dir.dynamic_len(),
             dir,
@@ -154,23 +171,16 @@ impl IcarecRecording {
             let (v, irregular) = column_value(p, column.element, payload);
             *value = v;
             if irregular && !self.irregular_warned[column.signal] {
-                let file = match lifecycle {
-                    Lifecycle::Dynamic => crate::frames::DYNAMIC_FILE,
-                    Lifecycle::Static => crate::frames::STATIC_FILE,
-                };
                 let offset = base.unwrap_or(0) + p.offset as u64;
-                let expected = format!(
-                    "int32 {:?} as a sign-extended 8-byte slot (upper 4 bytes 0 or 0xffffffff)",
-                    column.name
-                );
-                if self.strict {
-                    return Err(Error::malformed(self.dir.file(file), offset, expected));
-                }
-                self.irregular_warned[column.signal] = true;
-                self.frames.integrity_mut().warn(format!(
-                    "{}: at byte {offset}: expected {expected}; the lower 4 bytes are used (further ones not reported)",
-                    self.dir.file(file).display()
-                ));
+                report_irregular(
+                    &self.dir,
+                    self.strict,
+                    &mut self.irregular_warned,
+                    self.frames.integrity_mut(),
+                    column,
+                    lifecycle,
+                    offset,
+                )?;
             }
         }
         Ok(())
@@ -197,6 +207,119 @@ impl IcarecRecording {
     }
 }
 
+impl IcarecRecording {
+    /// True when `dst` was made for this reader's schema, so frames can be decoded straight
+    /// into its dynamic columns; otherwise the row path reports the mismatch.
+    fn batch_fits(&self, dst: &BatchSet) -> bool {
+        if dst.len() != self.schema.streams.len() || dst.is_empty() {
+            return false;
+        }
+        let columns = dst.stream(0).columns();
+        let scalar = |c: &recfmt_core::ColumnBuf, dtype: DType| {
+            c.dtype() == dtype && c.width() == Some(1) && c.list_offsets().is_none()
+        };
+        columns.len() == self.plan.len() + 1
+            && scalar(&columns[0], DType::F64)
+            && columns[1..]
+                .iter()
+                .zip(&self.plan)
+                .all(|(c, p)| scalar(c, p.kind.dtype()))
+    }
+
+    /// Counts the frames of a block as read, in order, with the row path's checks: the
+    /// frame time, and the `int32` slots not yet reported. Returns how many frames passed
+    /// and the error that stopped the rest.
+    fn check_frames(&mut self, frames: &[u8], stride: usize) -> (usize, Option<Error>) {
+        let layout = self.dir.schema().layout();
+        let mut active: Vec<(usize, usize)> = self
+            .int32_checks
+            .iter()
+            .copied()
+            .filter(|&(c, _)| !self.irregular_warned[layout.dynamic_columns[c].signal])
+            .collect();
+        for (j, f) in frames.chunks_exact(stride).enumerate() {
+            let index = self.frames.frames_read();
+            if let Err(e) = self.frames.accept(f64_at(f, 0)) {
+                return (j, Some(e));
+            }
+            if active.is_empty() {
+                continue;
+            }
+            let mut reported = false;
+            for &(c, at) in &active {
+                if !irregular_int32(i64_at(f, at)) {
+                    continue;
+                }
+                let column = &layout.dynamic_columns[c];
+                if self.irregular_warned[column.signal] {
+                    continue;
+                }
+                let offset = index * stride as u64 + at as u64;
+                if let Err(e) = report_irregular(
+                    &self.dir,
+                    self.strict,
+                    &mut self.irregular_warned,
+                    self.frames.integrity_mut(),
+                    column,
+                    Lifecycle::Dynamic,
+                    offset,
+                ) {
+                    return (j, Some(e));
+                }
+                reported = true;
+            }
+            if reported {
+                active.retain(|&(c, _)| !self.irregular_warned[layout.dynamic_columns[c].signal]);
+            }
+        }
+        (frames.len() / stride, None)
+    }
+
+    /// The batch path after the static row: frames read in blocks, checked in order, then
+    /// decoded column by column into the dynamic batch (when wanted).
+    fn read_frame_blocks(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        let stride = self.frames.stride();
+        let per_block = (BLOCK_BYTES / stride).max(1);
+        let mut block = std::mem::take(&mut self.block);
+        let result = (|| loop {
+            if dst.is_full() {
+                return Ok(true);
+            }
+            let wanted = dst.wants(0);
+            // Never read past the frame that fills the batch, so the next call (or
+            // `read_frame`) continues exactly where the row path would.
+            let room = if wanted {
+                dst.capacity().saturating_sub(dst.stream(0).rows())
+            } else {
+                usize::MAX
+            };
+            let n = self.frames.read_block(&mut block, room.min(per_block))?;
+            let complete = n * stride;
+            let (passed, failure) = self.check_frames(&block[..complete], stride);
+            if wanted {
+                decode_frames(
+                    dst.stream_mut(0),
+                    &self.plan,
+                    &block[..passed * stride],
+                    stride,
+                )?;
+            }
+            if let Some(e) = failure {
+                return Err(e.into());
+            }
+            if block.len() > complete {
+                self.frames.end_torn(&block[complete..])?;
+                return Ok(false);
+            }
+            if block.is_empty() {
+                return Ok(false);
+            }
+        })();
+        self.block = block;
+        result
+    }
+}
+
 /// The value of element `element` of a placed signal, and whether its slot was irregular.
 fn column_value(p: &Placed, element: usize, payload: &[u8]) -> (Value, bool) {
     let slot = p.slot(payload);
@@ -207,6 +330,149 @@ fn column_value(p: &Placed, element: usize, payload: &[u8]) -> (Value, bool) {
         Some((v, irregular)) => (v.element(0), irregular),
         None => (Value::Null, false),
     }
+}
+
+/// Reports an irregular `int32` slot at byte `offset` of its file: an error in strict mode,
+/// otherwise a warning, once per signal.
+fn report_irregular(
+    dir: &IcarecDir,
+    strict: bool,
+    warned: &mut [bool],
+    integrity: &mut Integrity,
+    column: &Column,
+    lifecycle: Lifecycle,
+    offset: u64,
+) -> Result<()> {
+    let file = match lifecycle {
+        Lifecycle::Dynamic => crate::frames::DYNAMIC_FILE,
+        Lifecycle::Static => crate::frames::STATIC_FILE,
+    };
+    let expected = format!(
+        "int32 {:?} as a sign-extended 8-byte slot (upper 4 bytes 0 or 0xffffffff)",
+        column.name
+    );
+    if strict {
+        return Err(Error::malformed(dir.file(file), offset, expected));
+    }
+    if let Some(w) = warned.get_mut(column.signal) {
+        *w = true;
+    }
+    integrity.warn(format!(
+        "{}: at byte {offset}: expected {expected}; the lower 4 bytes are used (further ones not reported)",
+        dir.file(file).display()
+    ));
+    Ok(())
+}
+
+/// Bytes of raw frames the batch path reads at once: large enough to amortise the read call,
+/// small enough that the column-by-column passes over the block stay in cache.
+const BLOCK_BYTES: usize = 256 << 10;
+
+/// The element type of a dynamic column, as stored in its 8-byte slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColumnKind {
+    F64,
+    I64,
+    I32,
+    Bool,
+}
+
+impl ColumnKind {
+    fn dtype(self) -> DType {
+        match self {
+            ColumnKind::F64 => DType::F64,
+            ColumnKind::I64 => DType::I64,
+            ColumnKind::I32 => DType::I32,
+            ColumnKind::Bool => DType::Bool,
+        }
+    }
+}
+
+/// Where the batch path finds one dynamic column in a frame.
+#[derive(Debug, Clone, Copy)]
+struct ColumnPlan {
+    kind: ColumnKind,
+    /// Byte offset of the element's 8 bytes from the start of the frame (time included), or
+    /// `None` when the slot lies outside the payload (the row path then gives zero).
+    at: Option<usize>,
+}
+
+/// One [`ColumnPlan`] per dynamic column, in column order.
+fn batch_plan(layout: &crate::schema::Layout) -> Vec<ColumnPlan> {
+    layout
+        .dynamic_columns
+        .iter()
+        .map(|c| {
+            let p = &layout.placed[c.signal];
+            let kind = match p.ty {
+                SignalType::Int64 => ColumnKind::I64,
+                SignalType::Int32 => ColumnKind::I32,
+                SignalType::Bool => ColumnKind::Bool,
+                _ => ColumnKind::F64,
+            };
+            // Mirrors `Placed::slot` and `f64_at`: an out-of-range slot or element reads as 0.
+            let element = c.element.checked_mul(8);
+            let in_slot = element
+                .and_then(|e| e.checked_add(8))
+                .is_some_and(|e| e <= p.size);
+            let in_payload = p
+                .offset
+                .checked_add(p.size)
+                .is_some_and(|e| e <= layout.dynamic_size);
+            let at = element
+                .and_then(|e| (8 + p.offset).checked_add(e))
+                .filter(|_| in_slot && in_payload);
+            ColumnPlan { kind, at }
+        })
+        .collect()
+}
+
+/// True when the upper four bytes of an `int32` slot are neither its sign extension nor zero
+/// (as [`SignalType::decode`] decides).
+fn irregular_int32(slot: i64) -> bool {
+    let low = slot as i32;
+    let high = (slot >> 32) as i32;
+    let sign = if low < 0 { -1 } else { 0 };
+    high != sign && high != 0
+}
+
+/// Appends the values of `frames` (whole frames of `stride` bytes) to the dynamic batch, one
+/// column at a time. The caller has checked the columns' types with `batch_fits`.
+fn decode_frames(
+    batch: &mut StreamBatch,
+    plan: &[ColumnPlan],
+    frames: &[u8],
+    stride: usize,
+) -> recfmt_core::Result<()> {
+    let n = frames.len() / stride;
+    if n == 0 {
+        return Ok(());
+    }
+    let rows = || frames.chunks_exact(stride);
+    let columns = batch.columns_mut();
+    let mismatch = || recfmt_core::Error::invalid("the batch does not match the icarec schema");
+    let Some((time, rest)) = columns.split_first_mut() else {
+        return Err(mismatch());
+    };
+    let ColumnData::F64(t) = time.data_mut() else {
+        return Err(mismatch());
+    };
+    t.extend(rows().map(|f| f64_at(f, 0)));
+    for (column, plan) in rest.iter_mut().zip(plan) {
+        match (column.data_mut(), plan.at) {
+            (ColumnData::F64(v), Some(at)) => v.extend(rows().map(|f| f64_at(f, at))),
+            (ColumnData::I64(v), Some(at)) => v.extend(rows().map(|f| i64_at(f, at))),
+            (ColumnData::I32(v), Some(at)) => v.extend(rows().map(|f| i64_at(f, at) as i32)),
+            (ColumnData::Bool(v), Some(at)) => v.extend(rows().map(|f| i64_at(f, at) != 0)),
+            (ColumnData::F64(v), None) => v.resize(v.len() + n, 0.0),
+            (ColumnData::I64(v), None) => v.resize(v.len() + n, 0),
+            (ColumnData::I32(v), None) => v.resize(v.len() + n, 0),
+            (ColumnData::Bool(v), None) => v.resize(v.len() + n, false),
+            _ => return Err(mismatch()),
+        }
+    }
+    batch.commit_rows(n);
+    Ok(())
 }
 
 fn column_desc(schema: &Schema, column: &Column) -> SignalDesc {
@@ -303,6 +569,33 @@ impl RecordingReader for IcarecRecording {
 
     fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
         Ok(self.next(dst)?)
+    }
+
+    /// Decodes frames straight from blocks of `dynamic_signals.bin` into the dynamic columns;
+    /// the static row and the first frame (read together at the start) go the row path. A
+    /// frame of an unwanted stream is checked like a row but not decoded.
+    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        if !self.batch_fits(dst) {
+            return recfmt_core::read_batches_by_rows(self, dst);
+        }
+        while !self.started || self.pending {
+            if dst.is_full() {
+                return Ok(true);
+            }
+            let mut row = std::mem::take(&mut self.row);
+            let step = match self.next(&mut row) {
+                Ok(true) if dst.wants(row.stream) => {
+                    dst.push_frame(&row, &self.schema).map(|()| true)
+                }
+                Ok(more) => Ok(more),
+                Err(e) => Err(e.into()),
+            };
+            self.row = row;
+            if !step? {
+                return Ok(false);
+            }
+        }
+        self.read_frame_blocks(dst)
     }
 
     /// Jumps to the first frame at or after `seconds` by binary search over the fixed-stride
