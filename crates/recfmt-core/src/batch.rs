@@ -203,6 +203,67 @@ impl ColumnData {
     }
 }
 
+impl ColumnData {
+    /// Appends the elements of `other` (same variant); false when the variants differ.
+    fn append(&mut self, other: ColumnData) -> bool {
+        macro_rules! both {
+            ($($v:ident),*) => {
+                match (self, other) {
+                    $((ColumnData::$v(a), ColumnData::$v(mut b)) => {
+                        if a.is_empty() {
+                            *a = b;
+                        } else {
+                            a.append(&mut b);
+                        }
+                        true
+                    })*
+                    (ColumnData::Str(a), ColumnData::Str(b))
+                    | (ColumnData::Bytes(a), ColumnData::Bytes(b)) => a.append(&b),
+                    _ => false,
+                }
+            };
+        }
+        both!(Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64)
+    }
+
+    /// Keeps the elements `i` for which `keep(i)` is true.
+    fn retain_elements(&mut self, keep: &dyn Fn(usize) -> bool) {
+        each_data!(self, v => {
+            let mut i = 0;
+            v.retain(|_| {
+                let k = keep(i);
+                i += 1;
+                k
+            });
+        }, t => {
+            let mut kept = VarBytes::with_capacity(t.len());
+            for i in (0..t.len()).filter(|&i| keep(i)) {
+                kept.push(t.get(i).unwrap_or_default());
+            }
+            *t = kept;
+        });
+    }
+}
+
+impl VarBytes {
+    /// Appends the elements of `other`; false when the offsets would overflow `i32`.
+    fn append(&mut self, other: &VarBytes) -> bool {
+        if self.check_room(other.data.len()).is_err() {
+            return false;
+        }
+        let base = i32::try_from(self.data.len()).unwrap_or(i32::MAX);
+        self.data.extend_from_slice(&other.data);
+        self.offsets.extend(
+            other
+                .offsets
+                .iter()
+                .skip(1)
+                .map(|&o| o.saturating_add(base)),
+        );
+        true
+    }
+}
+
 /// How a column's elements make up its rows.
 #[derive(Debug, Clone, PartialEq)]
 enum RowShape {
@@ -428,6 +489,110 @@ impl ColumnBuf {
         Ok(())
     }
 
+    /// Appends one row's value with the row path's checks; `row` is the number of rows the
+    /// column held before it. On error nothing is appended.
+    pub fn push_value(&mut self, value: &Value, row: usize) -> std::result::Result<(), String> {
+        self.put(value, row, false)?;
+        self.put(value, row, true)
+    }
+
+    /// Turns an `f32` column into an `f64` one (every `f32` is exactly an `f64`); other
+    /// columns are left as they are.
+    pub fn widen_to_f64(&mut self) {
+        if let ColumnData::F32(v) = &self.data {
+            self.data = ColumnData::F64(v.iter().map(|&x| f64::from(x)).collect());
+            self.dtype = DType::F64;
+        }
+    }
+
+    /// Appends the rows of `other`, a column of the same type and shape holding
+    /// `other_rows` rows, after this column's `rows` rows.
+    fn append(
+        &mut self,
+        other: ColumnBuf,
+        rows: usize,
+        other_rows: usize,
+    ) -> std::result::Result<(), String> {
+        if self.dtype != other.dtype {
+            return Err(format!(
+                "a {} column cannot take {} rows",
+                self.dtype, other.dtype
+            ));
+        }
+        match (&mut self.shape, other.shape) {
+            (RowShape::Fixed(a), RowShape::Fixed(b)) if *a == b => {}
+            (RowShape::Variable(a), RowShape::Variable(b)) => {
+                let base = a.last().copied().unwrap_or(0);
+                let last = b.last().copied().unwrap_or(0);
+                if base.checked_add(last).is_none() {
+                    return Err(format!(
+                        "more than {} list elements in one batch; use smaller batches",
+                        i32::MAX
+                    ));
+                }
+                a.extend(b.iter().skip(1).map(|&o| o + base));
+            }
+            _ => return Err("columns of different shapes".into()),
+        }
+        if !self.data.append(other.data) {
+            return Err(
+                "text or bytes past the 2 GiB a batch can hold; use smaller batches".into(),
+            );
+        }
+        match (self.validity.is_empty(), other.validity.is_empty()) {
+            (true, true) => {}
+            (false, true) => self.validity.resize(rows + other_rows, true),
+            (true, false) => {
+                self.validity.resize(rows, true);
+                self.validity.extend(other.validity);
+            }
+            (false, false) => self.validity.extend(other.validity),
+        }
+        Ok(())
+    }
+
+    /// Keeps the rows `r` for which `keep[r]` is true.
+    fn retain_rows(&mut self, keep: &[bool]) {
+        match &mut self.shape {
+            RowShape::Fixed(n) => {
+                let n = (*n).max(1);
+                self.data
+                    .retain_elements(&|i| keep.get(i / n).copied().unwrap_or(false));
+            }
+            RowShape::Variable(offsets) => {
+                // Element i belongs to the row whose offset range holds it.
+                let mut owner = Vec::with_capacity(self.data.len());
+                for (row, pair) in offsets.windows(2).enumerate() {
+                    let len = usize::try_from(pair[1] - pair[0]).unwrap_or(0);
+                    owner.extend(std::iter::repeat_n(row, len));
+                }
+                self.data.retain_elements(&|i| {
+                    owner
+                        .get(i)
+                        .is_some_and(|&r| keep.get(r).copied().unwrap_or(false))
+                });
+                let mut kept = Vec::with_capacity(offsets.len());
+                kept.push(0i32);
+                let mut end = 0i32;
+                for (row, pair) in offsets.windows(2).enumerate() {
+                    if keep.get(row).copied().unwrap_or(false) {
+                        end += pair[1] - pair[0];
+                        kept.push(end);
+                    }
+                }
+                *offsets = kept;
+            }
+        }
+        if !self.validity.is_empty() {
+            let mut row = 0;
+            self.validity.retain(|_| {
+                let k = keep.get(row).copied().unwrap_or(false);
+                row += 1;
+                k
+            });
+        }
+    }
+
     /// Pads validity with "valid" up to `rows` rows (after a reader appended elements directly).
     fn fill_validity(&mut self, rows: usize) {
         if !self.validity.is_empty() && self.validity.len() < rows {
@@ -622,6 +787,58 @@ impl StreamBatch {
         }
         self.rows += 1;
         Ok(())
+    }
+
+    /// A batch of `rows` rows made of whole columns; fails when a column holds another number
+    /// of rows.
+    pub fn from_columns(
+        stream: usize,
+        rows: usize,
+        columns: Vec<ColumnBuf>,
+    ) -> std::result::Result<Self, BatchValueError> {
+        let batch = StreamBatch {
+            stream,
+            rows,
+            columns,
+        };
+        batch.check_consistent()?;
+        Ok(batch)
+    }
+
+    /// Appends the rows of `other` (a batch of the same signals); moves them when this batch
+    /// is empty, so the common case copies nothing.
+    pub fn append(&mut self, other: StreamBatch) -> std::result::Result<(), BatchValueError> {
+        if other.columns.len() != self.columns.len() {
+            return Err(BatchValueError {
+                signal: 0,
+                message: format!(
+                    "a batch of {} columns cannot take one of {}",
+                    self.columns.len(),
+                    other.columns.len()
+                ),
+            });
+        }
+        if self.rows == 0 {
+            self.rows = other.rows;
+            self.columns = other.columns;
+            return Ok(());
+        }
+        let rows = self.rows;
+        for (signal, (column, theirs)) in self.columns.iter_mut().zip(other.columns).enumerate() {
+            column
+                .append(theirs, rows, other.rows)
+                .map_err(|message| BatchValueError { signal, message })?;
+        }
+        self.rows += other.rows;
+        Ok(())
+    }
+
+    /// Keeps the rows `r` for which `keep[r]` is true (rows past `keep`'s end are dropped).
+    pub fn retain_rows(&mut self, keep: &[bool]) {
+        for column in &mut self.columns {
+            column.retain_rows(keep);
+        }
+        self.rows = keep.iter().take(self.rows).filter(|&&k| k).count();
     }
 
     /// Row `row` as values, as the row path gives it.
@@ -1103,6 +1320,49 @@ mod tests {
             t.push(9);
         }
         assert!(batch.check_consistent().is_err());
+    }
+
+    #[test]
+    fn append_and_retain_keep_rows_aligned() {
+        let rows = |t: u64, null: bool| {
+            vec![
+                Value::UInt(t),
+                if null { Value::Null } else { Value::UInt(t) },
+                Value::Array(ArrayValue::F32(vec![t as f32, -(t as f32)])),
+                Value::Array(ArrayValue::Int((0..(t as i64 % 3)).collect())),
+                Value::Str(format!("r{t}")),
+            ]
+        };
+        let mut a = StreamBatch::new(0, &signals(), 8);
+        let mut b = StreamBatch::new(0, &signals(), 8);
+        let mut all = StreamBatch::new(0, &signals(), 8);
+        for t in 0..5 {
+            a.push_values(&rows(t, t == 1)).unwrap();
+            all.push_values(&rows(t, t == 1)).unwrap();
+        }
+        for t in 5..9 {
+            b.push_values(&rows(t, t == 7)).unwrap();
+            all.push_values(&rows(t, t == 7)).unwrap();
+        }
+        a.append(b).unwrap();
+        a.check_consistent().unwrap();
+        assert_eq!(a, all);
+        let keep: Vec<bool> = (0..9).map(|t| t % 2 == 1).collect();
+        a.retain_rows(&keep);
+        a.check_consistent().unwrap();
+        assert_eq!(a.rows(), 4);
+        for (i, t) in [1u64, 3, 5, 7].into_iter().enumerate() {
+            assert_eq!(a.row_values(i), {
+                let mut r = rows(t, t == 1 || t == 7);
+                if let Value::Array(ArrayValue::F32(_)) = r[2] {
+                    r[2] = Value::Array(ArrayValue::F32(vec![t as f32, -(t as f32)]));
+                }
+                r
+            });
+        }
+        let mut empty = StreamBatch::new(0, &signals(), 8);
+        empty.append(a.clone()).unwrap();
+        assert_eq!(empty, a);
     }
 
     #[test]

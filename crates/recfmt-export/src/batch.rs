@@ -1,24 +1,21 @@
-//! Rows of one stream to Arrow record batches.
+//! Rows and column batches of one stream to Arrow record batches.
 
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Float32Builder, Float64Builder, Int8Builder, Int16Builder,
-    Int32Builder, Int64Builder, PrimitiveBuilder, StringBuilder, UInt8Builder, UInt16Builder,
-    UInt32Builder, UInt64Builder,
+use arrow_array::types::{
+    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
+    UInt32Type, UInt64Type,
 };
-use arrow_array::types::ArrowPrimitiveType;
-use arrow_array::{ArrayRef, FixedSizeListArray, ListArray, RecordBatch, RecordBatchOptions};
-use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{ArrowError, DataType, FieldRef, SchemaRef};
-use recfmt_core::{ArrayValue, DType, FrameBuf, Header, Metadata, StreamDesc, Value};
+use arrow_array::{
+    ArrayRef, BinaryArray, BooleanArray, FixedSizeListArray, ListArray, PrimitiveArray,
+    RecordBatch, RecordBatchOptions, StringArray,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, SchemaRef};
+use recfmt_core::{ColumnBuf, ColumnData, FrameBuf, Header, Metadata, StreamBatch, StreamDesc};
 
 use crate::Error;
 use crate::mapping::arrow_schema_with;
-
-/// Most rows a builder reserves room for up front; it grows beyond that as rows arrive, so a
-/// recording with many small streams does not preallocate a full batch for each.
-const MAX_PREALLOCATED_ROWS: usize = 4096;
 
 /// Builds Arrow [`RecordBatch`]es for one stream from rows ([`FrameBuf`]s).
 ///
@@ -26,6 +23,10 @@ const MAX_PREALLOCATED_ROWS: usize = 4096;
 /// an `f32` signal becomes a `Float32` column, integers are range-checked against the column
 /// type, and a value that does not fit is an [`Error::Value`] naming stream, signal and value.
 /// A row that fails is not added at all, so the rows pushed before it stay consistent.
+///
+/// Rows are gathered in a [`StreamBatch`] of native-typed vectors, the same buffers the batch
+/// read path ([`recfmt_core::RecordingReader::read_batches`]) fills, and handed to Arrow
+/// without a copy.
 ///
 /// ```
 /// use recfmt_core::{DType, FrameBuf, Header, SignalDesc, StreamDesc, TimeBase, Value};
@@ -51,10 +52,9 @@ const MAX_PREALLOCATED_ROWS: usize = 4096;
 /// ```
 #[derive(Debug)]
 pub struct StreamBatcher {
-    stream: String,
+    desc: StreamDesc,
     schema: SchemaRef,
-    columns: Vec<Column>,
-    rows: usize,
+    rows: StreamBatch,
     capacity: usize,
 }
 
@@ -74,21 +74,10 @@ impl StreamBatcher {
         extra: &Metadata,
     ) -> Self {
         let capacity = capacity.max(1);
-        let schema = Arc::new(arrow_schema_with(header, stream, extra));
-        let reserve = capacity.min(MAX_PREALLOCATED_ROWS);
-        let columns = stream
-            .signals
-            .iter()
-            .zip(schema.fields())
-            .map(|(signal, field)| {
-                Column::new(&signal.name, signal.dtype, field.data_type(), reserve)
-            })
-            .collect();
         StreamBatcher {
-            stream: stream.name.clone(),
-            schema,
-            columns,
-            rows: 0,
+            schema: Arc::new(arrow_schema_with(header, stream, extra)),
+            rows: StreamBatch::new(0, &stream.signals, capacity),
+            desc: stream.clone(),
             capacity,
         }
     }
@@ -105,17 +94,17 @@ impl StreamBatcher {
 
     /// Rows pushed since the last [`StreamBatcher::finish_batch`].
     pub fn len(&self) -> usize {
-        self.rows
+        self.rows.rows()
     }
 
     /// True when no row is waiting.
     pub fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.rows.is_empty()
     }
 
     /// True when [`StreamBatcher::capacity`] rows are waiting and the batch should be finished.
     pub fn is_full(&self) -> bool {
-        self.rows >= self.capacity
+        self.rows.rows() >= self.capacity
     }
 
     /// Appends one row. `frame.values` must hold one value per signal of the stream;
@@ -123,604 +112,187 @@ impl StreamBatcher {
     ///
     /// On error nothing of the row is kept.
     pub fn push(&mut self, frame: &FrameBuf) -> Result<(), Error> {
-        if frame.values.len() != self.columns.len() {
+        if frame.values.len() != self.desc.signals.len() {
             return Err(Error::Invalid(format!(
                 "stream {:?}: a row has {} values but the stream has {} signals",
-                self.stream,
+                self.desc.name,
                 frame.values.len(),
-                self.columns.len()
+                self.desc.signals.len()
             )));
         }
-        // Check every value first, so that a failure cannot leave the columns with different
-        // lengths.
-        for (column, value) in self.columns.iter_mut().zip(&frame.values) {
-            column.put(value, false).map_err(|message| Error::Value {
-                stream: self.stream.clone(),
-                signal: column.name.clone(),
-                message,
-            })?;
-        }
-        for (column, value) in self.columns.iter_mut().zip(&frame.values) {
-            column.put(value, true).map_err(|message| Error::Value {
-                stream: self.stream.clone(),
-                signal: column.name.clone(),
-                message,
-            })?;
-        }
-        self.rows += 1;
-        Ok(())
+        self.rows
+            .push_values(&frame.values)
+            .map_err(|e| Error::Value {
+                stream: self.desc.name.clone(),
+                signal: self
+                    .desc
+                    .signals
+                    .get(e.signal)
+                    .map_or_else(String::new, |s| s.name.clone()),
+                message: e.message,
+            })
     }
 
     /// Turns the waiting rows into a batch (possibly empty) and starts the next one.
     pub fn finish_batch(&mut self) -> Result<RecordBatch, Error> {
-        let rows = std::mem::take(&mut self.rows);
-        let arrays = self
-            .columns
-            .iter_mut()
-            .map(|c| c.finish(rows))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::arrow(None, e))?;
-        RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            arrays,
-            &RecordBatchOptions::new().with_row_count(Some(rows)),
-        )
-        .map_err(|e| Error::arrow(None, e))
+        let fresh = StreamBatch::new(0, &self.desc.signals, self.capacity);
+        let rows = std::mem::replace(&mut self.rows, fresh);
+        record_batch(&self.schema, rows)
     }
 }
 
-/// How one column nests its elements.
-#[derive(Debug)]
-enum Kind {
-    Scalar,
-    Fixed {
-        size: usize,
-        item: FieldRef,
-        nulls: NullBufferBuilder,
-    },
-    List {
-        item: FieldRef,
-        offsets: Vec<i32>,
-        nulls: NullBufferBuilder,
-    },
+/// The Arrow record batch of a [`StreamBatch`] whose stream has the Arrow schema `schema`
+/// ([`crate::arrow_schema()`] of the stream, possibly with other metadata).
+///
+/// The column vectors become Arrow buffers without a copy (booleans are packed into bits).
+/// Fails when the batch does not match the schema.
+///
+/// ```
+/// use std::sync::Arc;
+/// use recfmt_core::{DType, Header, SignalDesc, StreamBatch, StreamDesc, TimeBase, Value};
+/// let mut nav = StreamDesc::new("NAV", SignalDesc::scalar("t_us", DType::U64), TimeBase::MICROSECONDS);
+/// nav.signals.push(SignalDesc::scalar("x", DType::F32));
+/// let schema = Arc::new(recfmt_export::arrow_schema(&Header::default(), &nav));
+///
+/// let mut batch = StreamBatch::new(0, &nav.signals, 16);
+/// batch.push_values(&[Value::UInt(5), Value::Float(1.5)])?;
+/// let arrow = recfmt_export::record_batch(&schema, batch)?;
+/// assert_eq!(arrow.num_rows(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn record_batch(schema: &SchemaRef, batch: StreamBatch) -> Result<RecordBatch, Error> {
+    if batch.columns().len() != schema.fields().len() {
+        return Err(Error::Invalid(format!(
+            "a batch of {} columns does not match a schema of {} fields",
+            batch.columns().len(),
+            schema.fields().len()
+        )));
+    }
+    batch.check_consistent().map_err(|e| {
+        Error::Invalid(format!(
+            "column {:?}: {}",
+            schema.field(e.signal).name(),
+            e.message
+        ))
+    })?;
+    let rows = batch.rows();
+    let arrays = batch
+        .into_columns()
+        .into_iter()
+        .zip(schema.fields())
+        .map(|(column, field)| column_array(column, field.data_type(), rows))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::arrow(None, e))?;
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| Error::arrow(None, e))
 }
 
-#[derive(Debug)]
-struct Column {
-    name: String,
-    dtype: DType,
-    elements: Elements,
-    kind: Kind,
-}
-
-impl Column {
-    fn new(name: &str, dtype: DType, data_type: &DataType, reserve: usize) -> Self {
-        let (kind, per_row) = match data_type {
-            DataType::FixedSizeList(item, size) => {
-                let size = usize::try_from(*size).unwrap_or(0);
-                (
-                    Kind::Fixed {
-                        size,
-                        item: item.clone(),
-                        nulls: NullBufferBuilder::new(reserve),
-                    },
-                    size,
-                )
-            }
-            DataType::List(item) => {
-                let mut offsets = Vec::with_capacity(reserve + 1);
-                offsets.push(0);
-                (
-                    Kind::List {
-                        item: item.clone(),
-                        offsets,
-                        nulls: NullBufferBuilder::new(reserve),
-                    },
-                    1,
-                )
-            }
-            _ => (Kind::Scalar, 1),
-        };
-        let reserve = reserve
-            .saturating_mul(per_row)
-            .min(MAX_PREALLOCATED_ROWS * 16);
-        Column {
-            name: name.to_owned(),
-            dtype,
-            elements: Elements::new(dtype, reserve),
-            kind,
-        }
-    }
-
-    /// Checks (`write == false`) or appends (`write == true`) one value.
-    fn put(&mut self, value: &Value, write: bool) -> Result<(), String> {
-        let dtype = self.dtype;
-        match &mut self.kind {
-            Kind::Scalar => match value {
-                Value::Array(a) => Err(format!(
-                    "an array of {} elements cannot be stored in a scalar {dtype} column",
-                    a.len()
-                )),
-                v => self.elements.put_scalar(v, dtype, write),
-            },
-            Kind::Fixed { size, nulls, .. } => match value {
-                Value::Null => {
-                    if write {
-                        self.elements.put_nulls(*size);
-                        nulls.append_null();
-                    }
-                    Ok(())
-                }
-                Value::Array(a) if a.len() != *size => Err(format!(
-                    "an array of {} elements does not match the fixed shape of {size} elements",
-                    a.len()
-                )),
-                Value::Array(a) => {
-                    self.elements.put_array(a, dtype, write)?;
-                    if write {
-                        nulls.append_non_null();
-                    }
-                    Ok(())
-                }
-                v => Err(format!(
-                    "{} cannot be stored in a column of {size}-element {dtype} arrays",
-                    describe(v)
-                )),
-            },
-            Kind::List { offsets, nulls, .. } => {
-                let last = offsets.last().copied().unwrap_or(0);
-                match value {
-                    Value::Null => {
-                        if write {
-                            offsets.push(last);
-                            nulls.append_null();
-                        }
-                        Ok(())
-                    }
-                    Value::Array(a) => {
-                        let end = i32::try_from(a.len())
-                            .ok()
-                            .and_then(|n| last.checked_add(n))
-                            .ok_or_else(|| {
-                                format!(
-                                    "more than {} list elements in one batch; use smaller batches",
-                                    i32::MAX
-                                )
-                            })?;
-                        self.elements.put_array(a, dtype, write)?;
-                        if write {
-                            offsets.push(end);
-                            nulls.append_non_null();
-                        }
-                        Ok(())
-                    }
-                    v => Err(format!(
-                        "{} cannot be stored in a column of variable-length {dtype} lists",
-                        describe(v)
-                    )),
-                }
-            }
-        }
-    }
-
-    /// The column of the waiting `rows` rows; starts the next batch.
-    fn finish(&mut self, rows: usize) -> Result<ArrayRef, ArrowError> {
-        let values = self.elements.finish();
-        Ok(match &mut self.kind {
-            Kind::Scalar => values,
-            Kind::Fixed { size, item, nulls } => {
-                let size = i32::try_from(*size).map_err(|_| {
-                    ArrowError::InvalidArgumentError("fixed size list too long".into())
-                })?;
-                Arc::new(FixedSizeListArray::try_new_with_length(
-                    item.clone(),
-                    size,
-                    values,
-                    nulls.finish(),
-                    rows,
-                )?)
-            }
-            Kind::List {
-                item,
-                offsets,
+/// One column as an Arrow array of type `data_type`.
+fn column_array(
+    column: ColumnBuf,
+    data_type: &DataType,
+    rows: usize,
+) -> Result<ArrayRef, ArrowError> {
+    let width = column.width();
+    let (data, validity, list_offsets) = column.into_parts();
+    let nulls = validity.map(NullBuffer::from);
+    match data_type {
+        DataType::FixedSizeList(item, size) => {
+            let values = elements_array(data, None)?;
+            Ok(Arc::new(FixedSizeListArray::try_new_with_length(
+                item.clone(),
+                *size,
+                values,
                 nulls,
-            } => {
-                let taken = std::mem::replace(offsets, vec![0]);
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(taken));
-                Arc::new(ListArray::try_new(
-                    item.clone(),
-                    offsets,
-                    values,
-                    nulls.finish(),
-                )?)
-            }
-        })
-    }
-}
-
-/// A short description of a value for error messages.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Int(i) => format!("integer {i}"),
-        Value::UInt(u) => format!("integer {u}"),
-        Value::Float(f) => format!("float {f:?}"),
-        Value::Str(s) if s.chars().count() > 40 => {
-            let head: String = s.chars().take(40).collect();
-            format!("text {head:?}...")
+                rows,
+            )?))
         }
-        Value::Str(s) => format!("text {s:?}"),
-        Value::Bytes(b) => format!("{} bytes", b.len()),
-        Value::Array(a) => format!("an array of {} elements", a.len()),
-        other => format!("{other:?}"),
-    }
-}
-
-fn mismatch(value: &Value, dtype: DType) -> String {
-    format!("{} cannot be stored in a {dtype} column", describe(value))
-}
-
-fn array_mismatch(array: &ArrayValue, dtype: DType) -> String {
-    let kind = match array {
-        ArrayValue::Bool(_) => "boolean",
-        ArrayValue::Int(_) | ArrayValue::UInt(_) => "integer",
-        ArrayValue::F32(_) => "f32",
-        ArrayValue::F64(_) => "f64",
-        _ => "unknown",
-    };
-    format!("a {kind} array cannot be stored in a {dtype} column")
-}
-
-fn out_of_range(value: impl std::fmt::Display, dtype: DType) -> String {
-    format!("value {value} does not fit in {dtype}")
-}
-
-/// Float element types and their exact conversions.
-trait FloatNative: Copy {
-    fn from_f64(v: f64) -> Self;
-    fn from_f32(v: f32) -> Self;
-    fn from_i64_exact(v: i64) -> Option<Self>;
-    fn from_u64_exact(v: u64) -> Option<Self>;
-}
-
-impl FloatNative for f32 {
-    fn from_f64(v: f64) -> Self {
-        // Readers widen f32 signals to f64 without loss, so this narrowing is exact.
-        v as f32
-    }
-    fn from_f32(v: f32) -> Self {
-        v
-    }
-    fn from_i64_exact(v: i64) -> Option<Self> {
-        let f = v as f32;
-        (f as i128 == i128::from(v)).then_some(f)
-    }
-    fn from_u64_exact(v: u64) -> Option<Self> {
-        let f = v as f32;
-        (f as u128 == u128::from(v)).then_some(f)
-    }
-}
-
-impl FloatNative for f64 {
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn from_f32(v: f32) -> Self {
-        f64::from(v)
-    }
-    fn from_i64_exact(v: i64) -> Option<Self> {
-        let f = v as f64;
-        (f as i128 == i128::from(v)).then_some(f)
-    }
-    fn from_u64_exact(v: u64) -> Option<Self> {
-        let f = v as f64;
-        (f as u128 == u128::from(v)).then_some(f)
-    }
-}
-
-fn put_int<T>(
-    b: &mut PrimitiveBuilder<T>,
-    value: &Value,
-    dtype: DType,
-    write: bool,
-) -> Result<(), String>
-where
-    T: ArrowPrimitiveType,
-    T::Native: TryFrom<i64> + TryFrom<u64>,
-{
-    let x = match *value {
-        Value::Null => {
-            if write {
-                b.append_null();
-            }
-            return Ok(());
-        }
-        Value::Int(i) => T::Native::try_from(i).map_err(|_| out_of_range(i, dtype))?,
-        Value::UInt(u) => T::Native::try_from(u).map_err(|_| out_of_range(u, dtype))?,
-        ref v => return Err(mismatch(v, dtype)),
-    };
-    if write {
-        b.append_value(x);
-    }
-    Ok(())
-}
-
-fn put_int_array<T>(
-    b: &mut PrimitiveBuilder<T>,
-    array: &ArrayValue,
-    dtype: DType,
-    write: bool,
-) -> Result<(), String>
-where
-    T: ArrowPrimitiveType,
-    T::Native: TryFrom<i64> + TryFrom<u64>,
-{
-    match array {
-        ArrayValue::Int(v) => {
-            for &i in v {
-                let x = T::Native::try_from(i).map_err(|_| out_of_range(i, dtype))?;
-                if write {
-                    b.append_value(x);
+        DataType::List(item) => {
+            let offsets = match (list_offsets, width) {
+                (Some(o), _) => o,
+                (None, Some(n)) => {
+                    let n = i32::try_from(n).map_err(|_| {
+                        ArrowError::InvalidArgumentError("list elements overflow i32".into())
+                    })?;
+                    (0..=rows)
+                        .map(|r| i32::try_from(r).ok().and_then(|r| r.checked_mul(n)))
+                        .collect::<Option<Vec<i32>>>()
+                        .ok_or_else(|| {
+                            ArrowError::InvalidArgumentError("list elements overflow i32".into())
+                        })?
                 }
-            }
+                (None, None) => vec![0; rows + 1],
+            };
+            let values = elements_array(data, None)?;
+            Ok(Arc::new(ListArray::try_new(
+                item.clone(),
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                values,
+                nulls,
+            )?))
         }
-        ArrayValue::UInt(v) => {
-            for &u in v {
-                let x = T::Native::try_from(u).map_err(|_| out_of_range(u, dtype))?;
-                if write {
-                    b.append_value(x);
-                }
-            }
-        }
-        a => return Err(array_mismatch(a, dtype)),
-    }
-    Ok(())
-}
-
-fn put_float<T>(
-    b: &mut PrimitiveBuilder<T>,
-    value: &Value,
-    dtype: DType,
-    write: bool,
-) -> Result<(), String>
-where
-    T: ArrowPrimitiveType,
-    T::Native: FloatNative,
-{
-    let x = match *value {
-        Value::Null => {
-            if write {
-                b.append_null();
-            }
-            return Ok(());
-        }
-        Value::Float(f) => T::Native::from_f64(f),
-        Value::Int(i) => T::Native::from_i64_exact(i)
-            .ok_or_else(|| format!("integer {i} is not exactly representable as {dtype}"))?,
-        Value::UInt(u) => T::Native::from_u64_exact(u)
-            .ok_or_else(|| format!("integer {u} is not exactly representable as {dtype}"))?,
-        ref v => return Err(mismatch(v, dtype)),
-    };
-    if write {
-        b.append_value(x);
-    }
-    Ok(())
-}
-
-fn put_float_array<T>(
-    b: &mut PrimitiveBuilder<T>,
-    array: &ArrayValue,
-    dtype: DType,
-    write: bool,
-) -> Result<(), String>
-where
-    T: ArrowPrimitiveType,
-    T::Native: FloatNative,
-{
-    match array {
-        ArrayValue::F32(v) => {
-            if write {
-                b.extend(v.iter().map(|&f| Some(T::Native::from_f32(f))));
-            }
-        }
-        ArrayValue::F64(v) => {
-            if write {
-                b.extend(v.iter().map(|&f| Some(T::Native::from_f64(f))));
-            }
-        }
-        ArrayValue::Int(v) => {
-            for &i in v {
-                let x = T::Native::from_i64_exact(i).ok_or_else(|| {
-                    format!("integer {i} is not exactly representable as {dtype}")
-                })?;
-                if write {
-                    b.append_value(x);
-                }
-            }
-        }
-        ArrayValue::UInt(v) => {
-            for &u in v {
-                let x = T::Native::from_u64_exact(u).ok_or_else(|| {
-                    format!("integer {u} is not exactly representable as {dtype}")
-                })?;
-                if write {
-                    b.append_value(x);
-                }
-            }
-        }
-        a => return Err(array_mismatch(a, dtype)),
-    }
-    Ok(())
-}
-
-/// The builder of a column's elements (the whole column for scalars, the list child otherwise).
-#[derive(Debug)]
-enum Elements {
-    Bool(BooleanBuilder),
-    I8(Int8Builder),
-    I16(Int16Builder),
-    I32(Int32Builder),
-    I64(Int64Builder),
-    U8(UInt8Builder),
-    U16(UInt16Builder),
-    U32(UInt32Builder),
-    U64(UInt64Builder),
-    F32(Float32Builder),
-    F64(Float64Builder),
-    Str(StringBuilder),
-    Bytes(BinaryBuilder),
-}
-
-/// Calls `$body` with `$b` bound to the builder of whichever variant `$e` is.
-macro_rules! each_builder {
-    ($e:expr, $b:ident => $body:expr) => {
-        match $e {
-            Elements::Bool($b) => $body,
-            Elements::I8($b) => $body,
-            Elements::I16($b) => $body,
-            Elements::I32($b) => $body,
-            Elements::I64($b) => $body,
-            Elements::U8($b) => $body,
-            Elements::U16($b) => $body,
-            Elements::U32($b) => $body,
-            Elements::U64($b) => $body,
-            Elements::F32($b) => $body,
-            Elements::F64($b) => $body,
-            Elements::Str($b) => $body,
-            Elements::Bytes($b) => $body,
-        }
-    };
-}
-
-impl Elements {
-    fn new(dtype: DType, n: usize) -> Self {
-        match dtype {
-            DType::Bool => Elements::Bool(BooleanBuilder::with_capacity(n)),
-            DType::I8 => Elements::I8(Int8Builder::with_capacity(n)),
-            DType::I16 => Elements::I16(Int16Builder::with_capacity(n)),
-            DType::I32 => Elements::I32(Int32Builder::with_capacity(n)),
-            DType::I64 => Elements::I64(Int64Builder::with_capacity(n)),
-            DType::U8 => Elements::U8(UInt8Builder::with_capacity(n)),
-            DType::U16 => Elements::U16(UInt16Builder::with_capacity(n)),
-            DType::U32 => Elements::U32(UInt32Builder::with_capacity(n)),
-            DType::U64 => Elements::U64(UInt64Builder::with_capacity(n)),
-            DType::F32 => Elements::F32(Float32Builder::with_capacity(n)),
-            DType::F64 => Elements::F64(Float64Builder::with_capacity(n)),
-            DType::Str => Elements::Str(StringBuilder::with_capacity(n, n * 8)),
-            // Bytes, and any dtype added to recfmt-core later (declared `Binary` by
-            // `arrow_type`).
-            _ => Elements::Bytes(BinaryBuilder::with_capacity(n, n * 8)),
-        }
-    }
-
-    fn put_scalar(&mut self, value: &Value, dtype: DType, write: bool) -> Result<(), String> {
-        match self {
-            Elements::Bool(b) => match value {
-                Value::Null => {
-                    if write {
-                        b.append_null();
-                    }
-                    Ok(())
-                }
-                Value::Bool(x) => {
-                    if write {
-                        b.append_value(*x);
-                    }
-                    Ok(())
-                }
-                v => Err(mismatch(v, dtype)),
-            },
-            Elements::I8(b) => put_int(b, value, dtype, write),
-            Elements::I16(b) => put_int(b, value, dtype, write),
-            Elements::I32(b) => put_int(b, value, dtype, write),
-            Elements::I64(b) => put_int(b, value, dtype, write),
-            Elements::U8(b) => put_int(b, value, dtype, write),
-            Elements::U16(b) => put_int(b, value, dtype, write),
-            Elements::U32(b) => put_int(b, value, dtype, write),
-            Elements::U64(b) => put_int(b, value, dtype, write),
-            Elements::F32(b) => put_float(b, value, dtype, write),
-            Elements::F64(b) => put_float(b, value, dtype, write),
-            Elements::Str(b) => match value {
-                Value::Null => {
-                    if write {
-                        b.append_null();
-                    }
-                    Ok(())
-                }
-                Value::Str(s) => {
-                    if write {
-                        b.append_value(s);
-                    }
-                    Ok(())
-                }
-                v => Err(mismatch(v, dtype)),
-            },
-            Elements::Bytes(b) => match value {
-                Value::Null => {
-                    if write {
-                        b.append_null();
-                    }
-                    Ok(())
-                }
-                Value::Bytes(x) => {
-                    if write {
-                        b.append_value(x);
-                    }
-                    Ok(())
-                }
-                Value::Str(s) => {
-                    if write {
-                        b.append_value(s.as_bytes());
-                    }
-                    Ok(())
-                }
-                v => Err(mismatch(v, dtype)),
-            },
-        }
-    }
-
-    fn put_array(&mut self, array: &ArrayValue, dtype: DType, write: bool) -> Result<(), String> {
-        match self {
-            Elements::Bool(b) => match array {
-                ArrayValue::Bool(v) => {
-                    if write {
-                        b.append_slice(v);
-                    }
-                    Ok(())
-                }
-                a => Err(array_mismatch(a, dtype)),
-            },
-            Elements::I8(b) => put_int_array(b, array, dtype, write),
-            Elements::I16(b) => put_int_array(b, array, dtype, write),
-            Elements::I32(b) => put_int_array(b, array, dtype, write),
-            Elements::I64(b) => put_int_array(b, array, dtype, write),
-            Elements::U8(b) => put_int_array(b, array, dtype, write),
-            Elements::U16(b) => put_int_array(b, array, dtype, write),
-            Elements::U32(b) => put_int_array(b, array, dtype, write),
-            Elements::U64(b) => put_int_array(b, array, dtype, write),
-            Elements::F32(b) => put_float_array(b, array, dtype, write),
-            Elements::F64(b) => put_float_array(b, array, dtype, write),
-            Elements::Str(_) | Elements::Bytes(_) => Err(array_mismatch(array, dtype)),
-        }
-    }
-
-    fn put_nulls(&mut self, n: usize) {
-        each_builder!(self, b => b.append_nulls(n));
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        each_builder!(self, b => Arc::new(b.finish()))
+        _ => elements_array(data, nulls),
     }
 }
 
+/// The elements of a column as a flat Arrow array, with `nulls` for scalar columns.
+fn elements_array(data: ColumnData, nulls: Option<NullBuffer>) -> Result<ArrayRef, ArrowError> {
+    fn primitive<T: arrow_array::types::ArrowPrimitiveType>(
+        values: Vec<T::Native>,
+        nulls: Option<NullBuffer>,
+    ) -> Result<ArrayRef, ArrowError> {
+        Ok(Arc::new(PrimitiveArray::<T>::try_new(
+            ScalarBuffer::from(values),
+            nulls,
+        )?))
+    }
+    match data {
+        ColumnData::Bool(v) => Ok(Arc::new(BooleanArray::new(
+            BooleanBuffer::from_iter(v),
+            nulls,
+        ))),
+        ColumnData::I8(v) => primitive::<Int8Type>(v, nulls),
+        ColumnData::I16(v) => primitive::<Int16Type>(v, nulls),
+        ColumnData::I32(v) => primitive::<Int32Type>(v, nulls),
+        ColumnData::I64(v) => primitive::<Int64Type>(v, nulls),
+        ColumnData::U8(v) => primitive::<UInt8Type>(v, nulls),
+        ColumnData::U16(v) => primitive::<UInt16Type>(v, nulls),
+        ColumnData::U32(v) => primitive::<UInt32Type>(v, nulls),
+        ColumnData::U64(v) => primitive::<UInt64Type>(v, nulls),
+        ColumnData::F32(v) => primitive::<Float32Type>(v, nulls),
+        ColumnData::F64(v) => primitive::<Float64Type>(v, nulls),
+        ColumnData::Str(t) => {
+            let (offsets, bytes) = t.into_parts();
+            Ok(Arc::new(StringArray::try_new(
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                Buffer::from_vec(bytes),
+                nulls,
+            )?))
+        }
+        ColumnData::Bytes(t) => {
+            let (offsets, bytes) = t.into_parts();
+            Ok(Arc::new(BinaryArray::try_new(
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                Buffer::from_vec(bytes),
+                nulls,
+            )?))
+        }
+        _ => Err(ArrowError::NotYetImplemented(
+            "a column type this build of recfmt-export does not know".into(),
+        )),
+    }
+}
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float32Type, UInt8Type};
-    use recfmt_core::{Shape, SignalDesc, TimeBase};
+    use recfmt_core::{ArrayValue, DType, Shape, SignalDesc, TimeBase, Value};
 
     fn stream() -> StreamDesc {
         let mut s = StreamDesc::new(

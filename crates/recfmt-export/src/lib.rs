@@ -90,14 +90,15 @@ mod mapping;
 mod merge;
 mod select;
 mod sink;
+mod writers;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use recfmt_core::{AtomicFile, FrameBuf, Metadata, RecordingReader};
+use recfmt_core::{AtomicFile, BatchSet, Metadata, RecordingReader};
 
-pub use batch::StreamBatcher;
+pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
 pub use mapping::{
     DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
@@ -105,11 +106,6 @@ pub use mapping::{
 
 pub use merge::{Alignment, MERGED_STREAM, MergedReader, OpenReader, count_rows};
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
-
-use sink::Sink;
-
-/// Rows between two calls of the progress callback.
-const PROGRESS_EVERY: u64 = 4096;
 
 /// The file format of exported tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -294,27 +290,6 @@ fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Per-stream state during an export.
-struct StreamState {
-    path: PathBuf,
-    batcher: Option<StreamBatcher>,
-    sink: Option<Sink>,
-    rows: u64,
-}
-
-impl StreamState {
-    /// Writes the waiting rows, if any.
-    fn flush(&mut self) -> Result<(), Error> {
-        if let (Some(batcher), Some(sink)) = (&mut self.batcher, &mut self.sink)
-            && !batcher.is_empty()
-        {
-            let batch = batcher.finish_batch()?;
-            sink.write(&batch)?;
-        }
-        Ok(())
-    }
-}
-
 /// Reads `reader` to the end and writes one table per stream into `out_dir`.
 ///
 /// Each stream with rows becomes `out_dir/<stream>.<ext>` ([`file_stem`] of the stream name;
@@ -342,68 +317,41 @@ pub fn export_tables(
     let header = reader.header().clone();
     let schema = reader.schema().clone();
     let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
-    let mut states: Vec<StreamState> = output_paths(out_dir, &names, options.format.extension())
+    let plans = output_paths(out_dir, &names, options.format.extension())
         .into_iter()
-        .map(|path| StreamState {
+        .zip(&schema.streams)
+        .map(|(path, desc)| writers::TablePlan {
+            schema: std::sync::Arc::new(mapping::arrow_schema_with(
+                &header,
+                desc,
+                &options.metadata,
+            )),
+            desc: desc.clone(),
             path,
-            batcher: None,
-            sink: None,
-            rows: 0,
         })
         .collect();
 
-    let mut frame = FrameBuf::default();
-    let mut line = String::new();
-    let mut total_rows = 0u64;
-    while reader.read_frame(&mut frame)? {
-        let index = frame.stream;
-        let (Some(state), Some(desc)) = (states.get_mut(index), schema.streams.get(index)) else {
-            return Err(Error::Invalid(format!(
-                "the reader returned a row of stream {index}, but the schema has {} streams",
-                schema.streams.len()
-            )));
-        };
-        if state.sink.is_none() {
-            let batcher =
-                StreamBatcher::with_metadata(&header, desc, options.batch_rows, &options.metadata);
-            state.sink = Some(Sink::create(&state.path, batcher.schema(), options)?);
-            state.batcher = Some(batcher);
+    // Decoding here, encoding on the writers' threads.
+    let mut writers = writers::Writers::start(plans, options);
+    let mut batches = BatchSet::new(&schema, options.batch_rows);
+    loop {
+        let more = reader.read_batches(&mut batches)?;
+        // Full batches only while reading, so every row group but a stream's last is whole.
+        let min_rows = if more { batches.capacity() } else { 1 };
+        for batch in batches.take_at_least(min_rows) {
+            writers.send(batch)?;
         }
-        if let Some(sink) = &mut state.sink
-            && sink.write_row(desc, &frame, &mut line)?
-        {
-            // Written as a line of text; no batch needed.
-        } else if let Some(batcher) = &mut state.batcher {
-            batcher.push(&frame)?;
-            if batcher.is_full() {
-                state.flush()?;
-            }
-        }
-        state.rows += 1;
-        total_rows += 1;
-        if total_rows.is_multiple_of(PROGRESS_EVERY) {
-            let (done, total) = reader.progress();
-            progress(done, total);
+        let (done, total) = reader.progress();
+        progress(done, total);
+        if !more {
+            break;
         }
     }
-
-    // Complete every table, then rename them all.
-    let mut finished: Vec<(AtomicFile, StreamOutput)> = Vec::new();
-    for (state, desc) in states.iter_mut().zip(&schema.streams) {
-        state.flush()?;
-        if let Some(sink) = state.sink.take() {
-            let file = sink.finish()?;
-            finished.push((
-                file,
-                StreamOutput {
-                    stream: desc.name.clone(),
-                    path: state.path.clone(),
-                    rows: state.rows,
-                },
-            ));
-        }
-        state.batcher = None;
-    }
+    let finished: Vec<(AtomicFile, StreamOutput)> = writers
+        .finish()?
+        .into_iter()
+        .map(|f| (f.file, f.output))
+        .collect();
     let mut outputs = Vec::with_capacity(finished.len());
     let mut pending = finished.into_iter();
     while let Some((file, output)) = pending.next() {
@@ -444,36 +392,55 @@ pub fn export_hdf5(
     }
     let header = reader.header().clone();
     let schema = reader.schema().clone();
-    let mut writer = hdf5::Hdf5Writer::create(path, &header, &schema.streams, options)?;
-    let mut batchers: Vec<StreamBatcher> = schema
+    let writer = hdf5::Hdf5Writer::create(path, &header, &schema.streams, options)?;
+    let schemas: Vec<arrow_schema::SchemaRef> = schema
         .streams
         .iter()
-        .map(|s| StreamBatcher::with_metadata(&header, s, batch_rows, &options.metadata))
+        .map(|s| std::sync::Arc::new(mapping::arrow_schema_with(&header, s, &options.metadata)))
         .collect();
-    let mut frame = FrameBuf::default();
-    let mut total_rows = 0u64;
-    while reader.read_frame(&mut frame)? {
-        let index = frame.stream;
-        let batcher = batchers.get_mut(index).ok_or_else(|| {
-            Error::Invalid(format!(
-                "the reader returned a row of stream {index}, which the schema lacks"
-            ))
-        })?;
-        batcher.push(&frame)?;
-        if batcher.is_full() {
-            writer.write_batch(index, &batcher.finish_batch()?)?;
+
+    // Decoding here; building, compressing and writing chunks on the writer's thread.
+    let (queue, batches_in) = std::sync::mpsc::sync_channel::<recfmt_core::StreamBatch>(4);
+    let encoder = std::thread::spawn(move || -> Result<hdf5::Hdf5Writer, Error> {
+        let mut writer = writer;
+        for batch in batches_in {
+            let index = batch.stream();
+            let schema = schemas.get(index).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "the reader returned a row of stream {index}, which the schema lacks"
+                ))
+            })?;
+            writer.write_batch(index, &batch::record_batch(schema, batch)?)?;
         }
-        total_rows += 1;
-        if total_rows.is_multiple_of(PROGRESS_EVERY) {
+        Ok(writer)
+    });
+    let join = |encoder: std::thread::JoinHandle<Result<hdf5::Hdf5Writer, Error>>| {
+        encoder
+            .join()
+            .unwrap_or_else(|_| Err(Error::Invalid("the HDF5 writer thread panicked".into())))
+    };
+    let mut batches = BatchSet::new(&schema, batch_rows);
+    let read = (|| -> Result<(), Error> {
+        loop {
+            let more = reader.read_batches(&mut batches)?;
+            let min_rows = if more { batches.capacity() } else { 1 };
+            for batch in batches.take_at_least(min_rows) {
+                if queue.send(batch).is_err() {
+                    // The writer stopped on an error; `join` reports it.
+                    return Ok(());
+                }
+            }
             let (done, total) = reader.progress();
             progress(done, total);
+            if !more {
+                return Ok(());
+            }
         }
-    }
-    for (index, batcher) in batchers.iter_mut().enumerate() {
-        if !batcher.is_empty() {
-            writer.write_batch(index, &batcher.finish_batch()?)?;
-        }
-    }
+    })();
+    drop(queue);
+    let writer = join(encoder);
+    read?;
+    let writer = writer?;
     let outputs = schema
         .streams
         .iter()

@@ -7,8 +7,8 @@
 use std::fmt;
 
 use recfmt_core::{
-    DType, Error, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Result, Schema,
-    SignalDesc, StreamDesc, TimeSystem, Value,
+    BatchSet, ColumnBuf, DType, Error, FormatInfo, FrameBuf, Header, Integrity, RecordingReader,
+    Result, Schema, SignalDesc, StreamBatch, StreamDesc, TimeSystem, Value,
 };
 
 /// A name pattern: exact, glob (`*`, `?`, `[...]`) or regex (`re:` prefix).
@@ -269,6 +269,9 @@ pub struct SelectedReader<R> {
     carried: Vec<Option<FrameBuf>>,
     pending: Vec<FrameBuf>,
     emitted_carry: bool,
+    /// The inner reader's batches, made on the first `read_batches` call.
+    inner_batches: Option<BatchSet>,
+    upcast_f64: bool,
 }
 
 impl<R> fmt::Debug for SelectedReader<R> {
@@ -373,6 +376,8 @@ impl<R: RecordingReader> SelectedReader<R> {
             carried,
             pending: Vec::new(),
             emitted_carry: false,
+            inner_batches: None,
+            upcast_f64: pipeline.upcast_f64,
         };
         if let Some(TimeBound::Absolute(start)) = reader.range.start
             && !reader.range.carry_last
@@ -427,6 +432,81 @@ impl<R: RecordingReader> SelectedReader<R> {
             dst.values[desc.signals.len() - 1] =
                 t.map_or(Value::Null, |s| Value::Int((s * 1e9).round() as i64));
         }
+    }
+
+    /// True when batches can be selected column by column: no `--carry-last` (its rows go
+    /// out in file order around the start) and no bound relative to the first row (which
+    /// needs the file order across streams).
+    fn batch_ready(&self) -> bool {
+        let relative = |b: &Option<TimeBound>| matches!(b, Some(TimeBound::Relative(_)));
+        !self.range.carry_last && !relative(&self.range.start) && !relative(&self.range.end)
+    }
+
+    /// Applies the pipeline to one batch of the inner reader: the kept columns (widened when
+    /// asked), the rows inside the time range, the absolute time column.
+    fn select_batch(&mut self, batch: StreamBatch) -> Result<Option<StreamBatch>> {
+        let inner_stream = batch.stream();
+        let Some(Some(m)) = self.map.get(inner_stream) else {
+            return Ok(None);
+        };
+        let out = m.out;
+        let in_desc = &self.inner.schema().streams[inner_stream];
+        let rows = batch.rows();
+        let needs_time = !self.range.is_empty() || self.absolute.is_some();
+        let times: Vec<Option<f64>> = if needs_time {
+            let column = &batch.columns()[in_desc.time];
+            (0..rows)
+                .map(|r| {
+                    column
+                        .value(r)
+                        .as_f64()
+                        .map(|t| in_desc.time_base.to_seconds_f64(t))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut columns: Vec<Option<ColumnBuf>> =
+            batch.into_columns().into_iter().map(Some).collect();
+        let mut kept = Vec::with_capacity(m.signals.len() + 1);
+        for &i in &m.signals {
+            let mut column = columns.get_mut(i).and_then(Option::take).ok_or_else(|| {
+                Error::invalid(format!("a batch of stream {inner_stream} lacks column {i}"))
+            })?;
+            if self.upcast_f64 {
+                column.widen_to_f64();
+            }
+            kept.push(column);
+        }
+        let desc = &self.schema.streams[out];
+        if let Some((system, reference)) = &self.absolute
+            && let Some(signal) = desc.signals.last()
+        {
+            let mut column = ColumnBuf::new(signal, rows);
+            for (r, t) in times.iter().enumerate() {
+                let ns = t
+                    .and_then(|t| reference.to_system(t, *system))
+                    .map_or(Value::Null, |s| Value::Int((s * 1e9).round() as i64));
+                column
+                    .push_value(&ns, r)
+                    .map_err(|e| Error::invalid(format!("{}: {e}", signal.name)))?;
+            }
+            kept.push(column);
+        }
+        let mut selected = StreamBatch::from_columns(out, rows, kept)
+            .map_err(|e| Error::invalid(format!("stream {:?}: {}", desc.name, e.message)))?;
+        if !self.range.is_empty() && rows > 0 {
+            let first = times.iter().flatten().next().copied().unwrap_or(0.0);
+            let (start, end) = self.resolve(first)?;
+            let keep: Vec<bool> = times
+                .iter()
+                .map(|t| t.is_some_and(|t| t >= start && t < end))
+                .collect();
+            if keep.iter().any(|k| !k) {
+                selected.retain_rows(&keep);
+            }
+        }
+        Ok(Some(selected))
     }
 
     fn flush_carried(&mut self) {
@@ -512,6 +592,40 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
             self.scratch = src;
             return Ok(true);
         }
+    }
+
+    fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        if !self.batch_ready() {
+            return recfmt_core::read_batches_by_rows(self, dst);
+        }
+        let mut inner = match self.inner_batches.take() {
+            Some(set) => set,
+            None => {
+                let map = &self.map;
+                let wanted = |i: usize| matches!(map.get(i), Some(Some(m)) if dst.wants(m.out));
+                BatchSet::with_streams(self.inner.schema(), dst.capacity(), wanted)
+            }
+        };
+        let result = (|| loop {
+            let more = self.inner.read_batches(&mut inner)?;
+            let min_rows = if more { inner.capacity() } else { 1 };
+            for batch in inner.take_at_least(min_rows) {
+                if let Some(selected) = self.select_batch(batch)? {
+                    let out = selected.stream();
+                    dst.stream_mut(out)
+                        .append(selected)
+                        .map_err(|e| Error::invalid(format!("stream {out}: {}", e.message)))?;
+                }
+            }
+            if !more {
+                return Ok(false);
+            }
+            if dst.is_full() {
+                return Ok(true);
+            }
+        })();
+        self.inner_batches = Some(inner);
+        result
     }
 
     fn integrity(&self) -> &Integrity {

@@ -126,27 +126,28 @@ impl Sink {
     }
 
     /// Appends one row as a JSON line (NDJSON tables only; see [`crate::json::row`]).
-    pub(crate) fn write_row(
+    pub(crate) fn write_values(
         &mut self,
         desc: &recfmt_core::StreamDesc,
-        frame: &recfmt_core::FrameBuf,
+        values: &[recfmt_core::Value],
         line: &mut String,
-    ) -> Result<bool, Error> {
+    ) -> Result<(), Error> {
         match &mut self.inner {
             #[cfg(feature = "ndjson")]
             Inner::Ndjson(file) => {
                 use std::io::Write;
                 line.clear();
-                crate::json::row(line, desc, &frame.values, false);
+                crate::json::row(line, desc, values, false);
                 line.push('\n');
                 file.write_all(line.as_bytes())
-                    .map_err(|e| Error::io(&self.path, e))?;
-                Ok(true)
+                    .map_err(|e| Error::io(&self.path, e))
             }
             #[allow(unreachable_patterns)]
             _ => {
-                let _ = (desc, frame, line);
-                Ok(false)
+                let _ = (desc, values, line);
+                Err(Error::Invalid(
+                    "rows as JSON lines go to NDJSON tables only".into(),
+                ))
             }
         }
     }
