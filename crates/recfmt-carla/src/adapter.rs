@@ -136,6 +136,9 @@ pub struct CarlaRecording<R: Read> {
     limits: Limits,
     seek: Option<SeekFn<R>>,
     scan_decoded: u64,
+    /// The frame being read (id, offset of its FrameStart) until its FrameEnd arrives: a file
+    /// that ends while one is open lost the rest of that frame.
+    open_frame: Option<(u64, u64)>,
 }
 
 /// Repositions a reader at the first frame at or after a time; set only for seekable sources.
@@ -264,6 +267,7 @@ impl<R: Read> CarlaRecording<R> {
             limits: options.limits,
             seek: None,
             scan_decoded: 0,
+            open_frame: None,
         })
     }
 
@@ -286,7 +290,10 @@ impl<R: Read> CarlaRecording<R> {
     /// Reads the next packet; returns false at the end.
     fn next_packet(&mut self) -> recfmt_core::Result<bool> {
         match self.reader.read_packet(&mut self.packet) {
-            Ok(0) => Ok(false),
+            Ok(0) => {
+                self.end_of_file()?;
+                Ok(false)
+            }
             Ok(_) => {
                 self.stream = stream_of(&self.packet);
                 self.rec = 0;
@@ -295,7 +302,9 @@ impl<R: Read> CarlaRecording<R> {
                     Packet::FrameStart(f) => {
                         self.frame = f.id;
                         self.elapsed = f.elapsed;
+                        self.open_frame = Some((f.id, self.reader.last_packet_offset()));
                     }
+                    Packet::FrameEnd => self.open_frame = None,
                     Packet::User { id, .. } | Packet::Unknown { id, .. } => {
                         let seen = &mut self.seen_raw[usize::from(*id)];
                         if !*seen {
@@ -326,6 +335,30 @@ impl<R: Read> CarlaRecording<R> {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// At the end of the input: every frame the recorder writes ends with a FrameEnd packet, so
+    /// a file that ends inside a frame was cut (at a packet boundary). Its complete packets
+    /// were kept; the recording is truncated (an error when strict).
+    fn end_of_file(&mut self) -> recfmt_core::Result<()> {
+        let Some((id, start)) = self.open_frame.take() else {
+            return Ok(());
+        };
+        let end = self.reader.position();
+        if self.strict {
+            return Err(recfmt_core::Error::malformed(
+                FORMAT_ID,
+                end,
+                format!(
+                    "a FrameEnd packet ending frame {id} (FrameStart at byte {start}), found the end of the file"
+                ),
+            ));
+        }
+        self.integrity.truncate(end, 0);
+        self.integrity.warn(format!(
+            "the file ends inside frame {id} (FrameStart at byte {start}): expected a FrameEnd packet at byte {end}"
+        ));
+        Ok(())
     }
 
     /// Fills `dst` with the next row of the current packet; false when it has no more.
@@ -630,6 +663,7 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
         let outcome = seek(&mut self.reader, start, seconds, &self.limits)?;
         self.scan_decoded += outcome.decoded;
         self.stream = None;
+        self.open_frame = None;
         self.rec = 0;
         self.sub = 0;
         self.done = !outcome.found;
