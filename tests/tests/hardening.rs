@@ -130,3 +130,169 @@ fn carla_sample_cut_between_packets_of_a_frame_is_truncated() {
     assert_eq!(v["integrity"]["status"], "truncated");
     assert_eq!(v["valid"], false);
 }
+
+/// `recfmt convert --to carla` of a log cut inside a frame: a copy of every packet, exit 3.
+#[test]
+fn carla_copy_of_a_log_ending_inside_a_frame_exits_3() {
+    let work = tempfile::tempdir().unwrap();
+    let (cut, _) = carla_log(work.path(), 3, true);
+    let copy = work.path().join("copy.log");
+    let o = recfmt(&["convert", s(&cut), "--to", "carla", "-o", s(&copy)]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("inside frame 3"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&cut).unwrap(), std::fs::read(&copy).unwrap());
+    // A whole log copies with exit 0.
+    let (whole, _) = carla_log(work.path(), 3, false);
+    let copy = work.path().join("whole-copy.log");
+    let o = recfmt(&["convert", s(&whole), "--to", "carla", "-o", s(&copy)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 16: a truncated FlightGear tape converts to a tape of its complete frames (exit 3), and a
+// tape cut inside its header is truncated (exit 3), not an error.
+
+/// A gzip-compressed legacy-layout tape with `frames` frames in its short-term container.
+fn fgtape_bytes(frames: usize) -> Vec<u8> {
+    use recfmt::fgtape::normal::{Frame, FrameLayout, Header, NormalTape, RawData};
+    use recfmt::fgtape::props::{PropValue, PropertyList};
+    use recfmt::fgtape::signals::SignalValue;
+    let mut config = PropertyList::new();
+    config
+        .root
+        .set("signals/signal/type", PropValue::string("double"));
+    config
+        .root
+        .set("signals/signal/property", PropValue::string("/altitude-ft"));
+    let mut meta = PropertyList::new();
+    meta.root
+        .set("meta/aircraft-type", PropValue::string("test"));
+    meta.root
+        .set("meta/version/flightgear", PropValue::string("2018.3.1"));
+    let header = Header::new(meta, config).unwrap();
+    let rs = header.record_size();
+    let frames: Vec<Frame> = (0..frames)
+        .map(|i| Frame {
+            time: i as f64,
+            // Values that do not compress away, so a cut of the gzip stream lands mid-frames.
+            signals: header
+                .signals
+                .encode(&[SignalValue::Double((i as f64 * 0.37).sin() * 1e4)])
+                .unwrap(),
+            ..Frame::default()
+        })
+        .collect();
+    NormalTape {
+        header,
+        layout: FrameLayout::Legacy,
+        raw_data: [
+            RawData::new(frames, rs),
+            RawData::default(),
+            RawData::default(),
+        ],
+        trailing: Vec::new(),
+    }
+    .write_gzip(Vec::new())
+    .unwrap()
+}
+
+fn signal_rows(info: &Value) -> u64 {
+    info["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "signals")
+        .map_or(0, |s| s["rows"].as_u64().unwrap())
+}
+
+/// Converts a cut tape to a tape: exit 3, and the copy holds exactly the frames `info` reads
+/// from the cut input, as a complete tape.
+fn assert_cut_tape_copies(cut: &Path, work: &Path) {
+    let o = recfmt(&["info", "--json", s(cut)]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let rows = signal_rows(&json_of(&o));
+    assert!(rows > 0);
+
+    let copy = work.join("copy.fgtape");
+    let o = recfmt(&["convert", s(cut), "--to", "fgtape", "-o", s(&copy)]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("file ends early"), "{}", stderr(&o));
+    let o = recfmt(&["info", "--json", s(&copy)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let info = json_of(&o);
+    assert_eq!(info["integrity"]["status"], "complete");
+    assert_eq!(signal_rows(&info), rows);
+
+    // The same rows as the CSV conversion of the cut input.
+    let csv_in = work.join("csv-in");
+    let o = recfmt(&["convert", s(cut), "--to", "csv", "-o", s(&csv_in)]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let csv_copy = work.join("csv-copy");
+    let o = recfmt(&["convert", s(&copy), "--to", "csv", "-o", s(&csv_copy)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(csv_in.join("signals.csv")).unwrap(),
+        std::fs::read_to_string(csv_copy.join("signals.csv")).unwrap()
+    );
+}
+
+#[test]
+fn truncated_fgtape_converts_to_fgtape_with_its_complete_frames() {
+    let work = tempfile::tempdir().unwrap();
+    let bytes = fgtape_bytes(5000);
+    let cut = work.path().join("cut.fgtape");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    assert_cut_tape_copies(&cut, work.path());
+}
+
+#[test]
+fn truncated_fgtape_sample_converts_to_fgtape_with_its_complete_frames() {
+    let Some(sample) = samples("fgtape", "fgtape")
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("fg2.11.0"))
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let cut = work.path().join("cut.fgtape");
+    std::fs::write(&cut, &std::fs::read(&sample).unwrap()[..200_000]).unwrap();
+    assert_cut_tape_copies(&cut, work.path());
+}
+
+#[test]
+fn fgtape_cut_inside_its_header_is_truncated_exit_3() {
+    let work = tempfile::tempdir().unwrap();
+    let bytes = fgtape_bytes(10);
+    // Decompressed, so the cut lands in the header for sure: inside the Config container.
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut plain).unwrap();
+    let config_at = plain.len() - 3 * 12 - 10 * 16 - 40;
+    let cut = work.path().join("cut.fgtape");
+    std::fs::write(&cut, &plain[..config_at]).unwrap();
+
+    for command in [&["info", "--json"][..], &["validate", "--json"][..]] {
+        let mut args = command.to_vec();
+        args.push(s(&cut));
+        let o = recfmt(&args);
+        assert_eq!(o.status.code(), Some(3), "{command:?}: {}", stderr(&o));
+        let v = json_of(&o);
+        assert_eq!(v["integrity"]["status"], "truncated", "{command:?}");
+        assert!(
+            v["integrity"]["warnings"]
+                .to_string()
+                .contains("inside its header"),
+            "{v}"
+        );
+    }
+    for to in ["parquet", "fgtape"] {
+        let out = work.path().join(format!("out-{to}"));
+        let o = recfmt(&["convert", s(&cut), "--to", to, "-o", s(&out)]);
+        assert_eq!(o.status.code(), Some(3), "--to {to}: {}", stderr(&o));
+        assert!(stderr(&o).contains("nothing written"), "{}", stderr(&o));
+        assert!(!out.exists(), "--to {to}");
+    }
+    // Strict reading refuses it.
+    let o = recfmt(&["--strict", "info", s(&cut)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("file ends early"), "{}", stderr(&o));
+}

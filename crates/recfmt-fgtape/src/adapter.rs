@@ -193,16 +193,96 @@ impl FgTape {
         let n = file.read(&mut head)?;
         drop(file);
         if n == 32 && &head == MAGIC {
-            Self::open_continuous(path, options, size)
+            match Self::open_continuous(path, options, size) {
+                Err(e) if e.is_truncation() && !options.strict => {
+                    // Continuous tapes are not compressed: the offset is in the file.
+                    let lost = size.saturating_sub(e.offset().map_or(size, |o| o.get()));
+                    Ok(Self::cut_in_header(path, "continuous", None, e, lost, size))
+                }
+                result => result,
+            }
         } else {
             Self::open_normal(path, options, size)
         }
     }
 
+    /// A tape that ends inside its header (Continuous: only the header was read when the
+    /// error came): no streams, since the signal layout is unknown; the Meta tree when it
+    /// was read; truncated where the incomplete part starts, `lost` bytes after it.
+    fn cut_in_header(
+        path: &Path,
+        kind: &str,
+        meta_tree: Option<&crate::props::PropertyList>,
+        e: crate::Error,
+        lost: u64,
+        size: u64,
+    ) -> Self {
+        let mut integrity = Integrity::default();
+        let offset = e.offset().map_or(0, |o| o.get());
+        integrity.truncate(offset, lost);
+        integrity.warn(format!(
+            "reading stopped: {e}; the tape ends inside its header, so no frames could be read"
+        ));
+        let mut meta = recfmt_core::Metadata::new();
+        if let Some(tree) = meta_tree {
+            flatten(&tree.root, "", &mut meta);
+        }
+        meta.insert("fgtape.kind".into(), kind.into());
+        meta.insert(
+            "fgtape.frames".into(),
+            RAW_DATA_NAMES
+                .iter()
+                .map(|n| format!("{n}=0"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        let version = meta_tree
+            .and_then(|t| t.get("meta/version/flightgear"))
+            .and_then(PropNode::string_value)
+            .unwrap_or("")
+            .to_owned();
+        let frames = NormalFrames {
+            path: path.to_path_buf(),
+            options: ReadOptions::default(),
+            kept: [0; 3],
+            todo: Vec::new(),
+            current: None,
+            frame: Frame::default(),
+            emitted: 0,
+        };
+        Self::assemble(
+            version,
+            meta,
+            None,
+            false,
+            false,
+            Frames::Normal(Box::new(frames)),
+            integrity,
+            size,
+            false,
+        )
+    }
+
     fn open_normal(path: &Path, options: &ReadOptions, size: u64) -> crate::Result<Self> {
         let file = BufReader::with_capacity(64 * 1024, File::open(path)?);
         let mut reader = normal::Reader::with_options(file, options)?;
-        let header = reader.read_header()?.clone();
+        let header = match reader.read_header() {
+            Ok(header) => header.clone(),
+            Err(e) if e.is_truncation() && !options.strict => {
+                let lost = reader
+                    .position()
+                    .saturating_sub(e.offset().map_or(0, |o| o.get()));
+                return Ok(Self::cut_in_header(
+                    path,
+                    "normal",
+                    reader.meta(),
+                    e,
+                    lost,
+                    size,
+                ));
+            }
+            Err(e) => return Err(e),
+        };
         let mut integrity = Integrity::default();
         let mut kept = [0u64; 3];
         let outcome = (|| -> crate::Result<()> {

@@ -375,6 +375,12 @@ impl NormalTape {
         Reader::open(path)?.read_tape()
     }
 
+    /// Opens and reads a tape file that may have been cut short: see
+    /// [`Reader::read_tape_lenient`].
+    pub fn open_lenient(path: impl AsRef<Path>) -> Result<(Self, Option<Error>)> {
+        Reader::open(path)?.read_tape_lenient()
+    }
+
     /// All frames in time order: long-term, then medium-term, then short-term.
     pub fn frames_in_time_order(&self) -> impl Iterator<Item = &Frame> {
         self.raw_data.iter().rev().flat_map(|c| c.frames.iter())
@@ -447,6 +453,8 @@ pub struct Reader<R> {
     trailing: Vec<u8>,
     finished: bool,
     warnings: Vec<String>,
+    /// The Meta tree, as soon as its container was read.
+    meta: Option<PropertyList>,
 }
 
 impl Reader<BufReader<File>> {
@@ -481,6 +489,7 @@ impl<R: BufRead> Reader<R> {
             trailing: Vec::new(),
             finished: false,
             warnings: Vec::new(),
+            meta: None,
         })
     }
 
@@ -493,6 +502,12 @@ impl<R: BufRead> Reader<R> {
     /// end when all are empty).
     pub fn layout(&self) -> Option<LayoutDecision> {
         self.layout
+    }
+
+    /// The Meta tree (aircraft, versions, ...) once its container was read, also when the
+    /// rest of the header could not be (a tape cut inside its Config container).
+    pub fn meta(&self) -> Option<&PropertyList> {
+        self.meta.as_ref()
     }
 
     /// Things FlightGear would tolerate but that are not quite right.
@@ -546,6 +561,7 @@ impl<R: BufRead> Reader<R> {
         }
         let (meta_at, meta) = self.container(CONTAINER_META, "the Meta container")?;
         let meta = XmlContainer::parse(meta, meta_at.plus(12), self.strict, &mut self.warnings)?;
+        self.meta = Some(meta.tree.clone());
         let (config_at, config) = self.container(CONTAINER_PROPERTIES, "the Config container")?;
         let config =
             XmlContainer::parse(config, config_at.plus(12), self.strict, &mut self.warnings)?;
@@ -820,6 +836,102 @@ impl<R: BufRead> Reader<R> {
             raw_data: raw,
             trailing: std::mem::take(&mut self.trailing),
         })
+    }
+
+    /// Reads the whole tape like [`Reader::read_tape`], but keeps what a tape that ends early
+    /// holds: when the input ends after the header, every complete frame is kept, the
+    /// container being read keeps the frames read so far (its size field set to match them)
+    /// and the containers after it are empty. Returns the tape and the [`Error::Truncated`]
+    /// that ended it, if it was cut. A tape cut inside its header, and every other error,
+    /// fail as in [`Reader::read_tape`].
+    ///
+    /// ```
+    /// use recfmt_fgtape::normal::{Frame, FrameLayout, Header, NormalTape, RawData, Reader};
+    /// use recfmt_fgtape::props::{PropValue, PropertyList};
+    /// use recfmt_fgtape::signals::SignalValue;
+    ///
+    /// let mut config = PropertyList::new();
+    /// config.root.set("signals/signal/type", PropValue::string("double"));
+    /// config.root.set("signals/signal/property", PropValue::string("/position/altitude-ft"));
+    /// let header = Header::new(PropertyList::new(), config)?;
+    /// let frames: Vec<Frame> = (0..3)
+    ///     .map(|i| Frame {
+    ///         time: f64::from(i),
+    ///         signals: header.signals.encode(&[SignalValue::Double(1.0)]).unwrap(),
+    ///         ..Frame::default()
+    ///     })
+    ///     .collect();
+    /// let rs = header.record_size();
+    /// let tape = NormalTape {
+    ///     header,
+    ///     layout: FrameLayout::Vector,
+    ///     raw_data: [RawData::new(frames, rs), RawData::default(), RawData::default()],
+    ///     trailing: Vec::new(),
+    /// };
+    /// let bytes = tape.to_decompressed_bytes()?;
+    /// // Cut in the middle of the third frame.
+    /// let cut = &bytes[..bytes.len() - 24 - rs / 2];
+    /// let (kept, error) = Reader::new(cut)?.read_tape_lenient()?;
+    /// assert!(error.is_some_and(|e| e.is_truncation()));
+    /// assert_eq!(kept.frame_counts(), [2, 0, 0]);
+    /// assert_eq!(kept.raw_data[0].declared_size, 2 * rs as u64);
+    /// # Ok::<(), recfmt_fgtape::Error>(())
+    /// ```
+    pub fn read_tape_lenient(mut self) -> Result<(NormalTape, Option<Error>)> {
+        if self.header.is_none() {
+            self.read_header()?;
+        }
+        let rs = self.require_header()?.record_size() as u64;
+        let mut raw: [RawData; 3] = Default::default();
+        let cut = match self.read_containers(&mut raw) {
+            Ok(()) => None,
+            Err(e) if e.is_truncation() => {
+                for data in &mut raw {
+                    if data.declared_size / rs != data.frames.len() as u64 {
+                        data.declared_size = data.frames.len() as u64 * rs;
+                    }
+                }
+                Some(e)
+            }
+            Err(e) => return Err(e),
+        };
+        let layout = match self.layout {
+            Some(d) => d.layout,
+            None => self
+                .require_header()?
+                .layout_hint()
+                .unwrap_or(FrameLayout::Vector),
+        };
+        let header = self
+            .header
+            .take()
+            .ok_or_else(|| Error::invalid("header missing"))?;
+        Ok((
+            NormalTape {
+                header,
+                layout,
+                raw_data: raw,
+                trailing: std::mem::take(&mut self.trailing),
+            },
+            cut,
+        ))
+    }
+
+    /// Reads the three RawData containers into `raw`, frame by frame, so that an error leaves
+    /// every frame read before it in place; then checks the end of the stream.
+    fn read_containers(&mut self, raw: &mut [RawData; 3]) -> Result<()> {
+        for slot in raw.iter_mut() {
+            let h = self
+                .next_container()?
+                .ok_or_else(|| Error::invalid("RawData containers already read"))?;
+            slot.declared_size = h.declared_size;
+            let mut frame = Frame::default();
+            while self.read_frame(&mut frame)? {
+                slot.frames.push(std::mem::take(&mut frame));
+            }
+        }
+        self.next_container()?;
+        Ok(())
     }
 
     fn weak_fit(&mut self, score: u8, name: &str, at: Offset, layout: FrameLayout) {

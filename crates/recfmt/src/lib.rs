@@ -67,60 +67,117 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// decompressed content). Returns `Ok(None)` when this build has no faithful copy for
 /// `format`; callers then go through the generic model.
 ///
+/// A CARLA log or FlightGear tape that ends early is copied up to its last complete record
+/// (CARLA: packet, FlightGear: frame; a FlightGear tape keeps its three containers, the cut
+/// one with its size field set to the frames kept), and the returned [`Integrity`] says what
+/// was lost; CARLA logs that end inside a frame (without its FrameEnd packet) are truncated
+/// too. A FlightGear tape cut inside its header cannot be copied: that is an error.
+///
 /// The output appears only when complete (written under a temporary name).
+///
+/// [`Integrity`]: recfmt_core::Integrity
 pub fn copy_faithfully(
     format: &str,
     source: &std::path::Path,
     target: &std::path::Path,
-) -> recfmt_core::Result<Option<()>> {
-    use recfmt_core::ResultExt;
+) -> recfmt_core::Result<Option<recfmt_core::Integrity>> {
+    use recfmt_core::{Integrity, ResultExt};
     match format {
         #[cfg(feature = "usvlog")]
         "usvlog" => {
             recfmt_tlv::copy_session(source, target).in_file(source)?;
-            Ok(Some(()))
+            Ok(Some(Integrity::default()))
         }
         #[cfg(feature = "carla")]
-        "carla" => {
-            let run = || -> Result<(), recfmt_carla::Error> {
-                let file = std::io::BufReader::new(std::fs::File::open(source)?);
-                let mut reader = recfmt_carla::Reader::new(file);
-                let header = reader.read_header()?;
-                let flavour = reader.detect_flavour()?;
-                let out = recfmt_core::AtomicFile::create(target)?;
-                let mut writer = recfmt_carla::Writer::new(out, flavour);
-                writer.write_header(&header)?;
-                let mut packet = recfmt_carla::Packet::default();
-                while reader.read_packet(&mut packet)? > 0 {
-                    writer.write_packet(&packet)?;
-                }
-                writer.into_inner()?.commit()?;
-                Ok(())
-            };
-            run().in_file(source)?;
-            Ok(Some(()))
-        }
+        "carla" => Ok(Some(copy_carla(source, target).in_file(source)?)),
         #[cfg(feature = "fgtape")]
         "fgtape" => {
-            let tape = recfmt_fgtape::normal::NormalTape::open(source).in_file(source)?;
+            let (tape, cut) =
+                recfmt_fgtape::normal::NormalTape::open_lenient(source).in_file(source)?;
             let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
             let out = tape.write_gzip(out).in_file(target)?;
             out.commit().in_file(target)?;
-            Ok(Some(()))
+            let mut integrity = Integrity::default();
+            if let Some(e) = cut {
+                let kept: usize = tape.frame_counts().iter().sum();
+                integrity.truncate(e.offset().map_or(0, |o| o.get()), 0);
+                integrity.warn(format!(
+                    "{}: {e}; the copy keeps the {kept} complete frames",
+                    source.display()
+                ));
+            }
+            Ok(Some(integrity))
         }
         #[cfg(feature = "icarec")]
         "icarec" => {
             recfmt_icarec::copy_recording(source, target, &Default::default()).in_file(source)?;
-            Ok(Some(()))
+            Ok(Some(Integrity::default()))
         }
         #[cfg(feature = "nanover")]
         "nanover" => {
             recfmt_nanover::copy_recording(source, target).in_file(source)?;
-            Ok(Some(()))
+            Ok(Some(Integrity::default()))
         }
         _ => {
             let _ = (source, target);
             Ok(None)
         }
     }
+}
+
+/// The CARLA part of [`copy_faithfully`]: every complete packet, up to a torn one.
+#[cfg(feature = "carla")]
+fn copy_carla(
+    source: &std::path::Path,
+    target: &std::path::Path,
+) -> Result<recfmt_core::Integrity, recfmt_carla::Error> {
+    use recfmt_carla::{Error, Packet};
+    let mut integrity = recfmt_core::Integrity::default();
+    let file = std::io::BufReader::new(std::fs::File::open(source)?);
+    let mut reader = recfmt_carla::Reader::new(file);
+    let header = reader.read_header()?;
+    let flavour = reader.detect_flavour()?;
+    let out = recfmt_core::AtomicFile::create(target)?;
+    let mut writer = recfmt_carla::Writer::new(out, flavour);
+    writer.write_header(&header)?;
+    let mut packet = Packet::default();
+    // The frame being copied (id, offset of its FrameStart) until its FrameEnd.
+    let mut open_frame = None;
+    loop {
+        match reader.read_packet(&mut packet) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(Error::Truncated {
+                what,
+                offset,
+                available,
+                ..
+            }) => {
+                integrity.truncate(offset, available);
+                integrity.warn(format!(
+                    "{}: truncated {what} at byte {offset}: the copy ends with the packet before it",
+                    source.display()
+                ));
+                open_frame = None;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+        match &packet {
+            Packet::FrameStart(f) => open_frame = Some((f.id, reader.last_packet_offset())),
+            Packet::FrameEnd => open_frame = None,
+            _ => {}
+        }
+        writer.write_packet(&packet)?;
+    }
+    if let Some((id, start)) = open_frame {
+        let end = reader.position();
+        integrity.truncate(end, 0);
+        integrity.warn(format!(
+            "{}: the file ends inside frame {id} (FrameStart at byte {start}): expected a FrameEnd packet at byte {end}",
+            source.display()
+        ));
+    }
+    writer.into_inner()?.commit()?;
+    Ok(integrity)
 }

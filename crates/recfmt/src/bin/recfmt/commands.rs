@@ -320,6 +320,24 @@ pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
     Ok(outcome(reader.integrity()))
 }
 
+/// For a convert whose input could not be selected from: when the input opens but holds no
+/// stream because it was cut before any (a FlightGear tape ending inside its header), there
+/// is nothing to write, and that is a loss (exit 3), not an error. `None` otherwise.
+pub fn nothing_kept(global: &GlobalArgs, input: &Path) -> Option<(Outcome, Vec<String>)> {
+    let reader = open(global, input).ok()?;
+    if !reader.schema().streams.is_empty() || !reader.integrity().lost_data() {
+        return None;
+    }
+    report_loss(reader.integrity());
+    Some((
+        Outcome::DataLost,
+        vec![format!(
+            "nothing written: {} ends before any stream could be read",
+            input.display()
+        )],
+    ))
+}
+
 pub fn report_loss(i: &Integrity) {
     if i.lost_data() {
         let mut err = std::io::stderr().lock();

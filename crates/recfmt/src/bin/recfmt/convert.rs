@@ -324,7 +324,10 @@ fn convert_one(
         let reader = open(global, input).map_err(|e| recfmt_core::Error::invalid(e.to_string()))?;
         Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
     };
-    let mut reader: Box<dyn RecordingReader> = open_selected()?;
+    let mut reader: Box<dyn RecordingReader> = match open_selected() {
+        Ok(reader) => reader,
+        Err(e) => return crate::commands::nothing_kept(global, input).ok_or_else(|| e.into()),
+    };
     let mut notes = Vec::new();
 
     if let Some(rule) = &args.merge {
@@ -579,14 +582,15 @@ fn convert_to_recording(
 ) -> Result<(Outcome, Vec<String>)> {
     if is_plain(args)
         && reader.header().format == format
-        && recfmt::copy_faithfully(format, input, output)?.is_some()
+        && let Some(copied) = recfmt::copy_faithfully(format, input, output)?
     {
         notes.push(format!(
             "copied {} to {} record for record",
             input.display(),
             output.display()
         ));
-        return Ok((Outcome::Complete, notes));
+        report_loss(&copied);
+        return Ok((outcome(&copied), notes));
     }
     let registry = recfmt::default_registry();
     let descriptor = registry
