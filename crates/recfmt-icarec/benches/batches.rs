@@ -1,6 +1,6 @@
-//! Reading a whole ICAREC recording through the generic model: row by row (`read_frame`)
-//! against column batches (`read_batches`), on 400,000 all-types frames (about 93 MB)
-//! generated once into `target/bench-data`.
+//! Reading a whole ICAREC recording through the generic model: row by row (`read_frame`),
+//! batches filled row by row (the default `read_batches`) and native batches, on 400,000
+//! all-types frames (86 MB) generated once into `target/bench-data`.
 
 use std::path::{Path, PathBuf};
 
@@ -45,12 +45,17 @@ fn by_rows(dir: &Path) -> u64 {
     rows
 }
 
-fn by_batches(dir: &Path, wanted: fn(usize) -> bool) -> u64 {
+fn by_batches(dir: &Path, wanted: fn(usize) -> bool, native: bool) -> u64 {
     let mut rec = open(dir);
     let mut set = BatchSet::with_streams(rec.schema(), 4096, wanted);
     let mut rows = 0;
     loop {
-        let more = rec.read_batches(&mut set).expect("batch");
+        let more = if native {
+            rec.read_batches(&mut set)
+        } else {
+            recfmt_core::read_batches_by_rows(&mut rec, &mut set)
+        }
+        .expect("batch");
         rows += set
             .take_at_least(1)
             .iter()
@@ -71,11 +76,14 @@ fn batches(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Bytes(bytes));
     group.bench_function("read_frame", |b| b.iter(|| by_rows(&dir)));
+    group.bench_function("read_batches_by_rows_4096", |b| {
+        b.iter(|| by_batches(&dir, |_| true, false))
+    });
     group.bench_function("read_batches_4096", |b| {
-        b.iter(|| by_batches(&dir, |_| true))
+        b.iter(|| by_batches(&dir, |_| true, true))
     });
     group.bench_function("read_batches_static_only", |b| {
-        b.iter(|| by_batches(&dir, |s| s == 1))
+        b.iter(|| by_batches(&dir, |s| s == 1, true))
     });
     group.finish();
 }

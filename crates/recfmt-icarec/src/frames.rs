@@ -114,26 +114,39 @@ impl<R: Read> FrameReader<R> {
         Ok(true)
     }
 
-    /// Reads the bytes of up to `max_frames` frames into `buf` (replacing its contents) in
-    /// one read, for the batch path, and returns how many complete frames it holds. The caller
-    /// then passes each frame's time to [`FrameReader::accept`], in order, and a partial frame
-    /// after them to [`FrameReader::end_torn`], so checks and reports match
-    /// [`FrameReader::read_frame`]'s. Like `read_frame`, `buf` grows only with the data
-    /// present.
+    /// Reads the bytes of up to `max_frames` frames into the front of `buf` and returns how
+    /// many it read (fewer only at the end of the file), for the batch path. The caller then
+    /// passes each complete frame's time to [`FrameReader::accept`], in order, and a partial
+    /// frame after them to [`FrameReader::end_torn`], so checks and reports match
+    /// [`FrameReader::read_frame`]'s.
+    ///
+    /// `buf` keeps its length between calls (so it is zeroed once, not per block) and grows
+    /// only as data arrives, so a corrupt schema declaring a huge frame cannot make a small
+    /// file allocate much.
     pub(crate) fn read_block(&mut self, buf: &mut Vec<u8>, max_frames: usize) -> Result<usize> {
-        buf.clear();
+        const FIRST_READ: usize = 64 << 10;
         if self.done || max_frames == 0 {
             return Ok(0);
         }
-        let want = (max_frames as u64).saturating_mul(self.stride as u64);
-        let got = (&mut self.src)
-            .take(want)
-            .read_to_end(buf)
-            .map_err(|e| Error::io(&self.path, e))?;
-        if got == 0 {
+        let want = max_frames.saturating_mul(self.stride);
+        let mut filled = 0;
+        while filled < want {
+            if filled == buf.len() {
+                let grown = filled.saturating_mul(2).max(FIRST_READ).min(want);
+                buf.resize(grown, 0);
+            }
+            let end = buf.len().min(want);
+            match self.src.read(&mut buf[filled..end]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+        if filled == 0 {
             self.done = true;
         }
-        Ok(got / self.stride)
+        Ok(filled)
     }
 
     /// Bytes per frame (`8 + D`).

@@ -293,8 +293,8 @@ impl IcarecRecording {
             } else {
                 usize::MAX
             };
-            let n = self.frames.read_block(&mut block, room.min(per_block))?;
-            let complete = n * stride;
+            let filled = self.frames.read_block(&mut block, room.min(per_block))?;
+            let complete = filled / stride * stride;
             let (passed, failure) = self.check_frames(&block[..complete], stride);
             if wanted {
                 decode_frames(
@@ -307,11 +307,11 @@ impl IcarecRecording {
             if let Some(e) = failure {
                 return Err(e.into());
             }
-            if block.len() > complete {
-                self.frames.end_torn(&block[complete..])?;
+            if filled > complete {
+                self.frames.end_torn(&block[complete..filled])?;
                 return Ok(false);
             }
-            if block.is_empty() {
+            if filled == 0 {
                 return Ok(false);
             }
         })();

@@ -311,7 +311,7 @@ fn samples_read_the_same_by_batches() {
 
 #[test]
 fn a_large_recording_crosses_blocks_the_same_way() {
-    // 3000 frames of 400 bytes: several 256 KiB blocks, and a torn tail after them.
+    // 3000 frames of 216 bytes: three 256 KiB blocks, and a torn tail after them.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.icarec");
     generate::write_torn(&path, 3000, 100).unwrap();
