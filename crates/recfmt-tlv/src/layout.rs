@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use recfmt_core::{DType, Shape, SignalDesc, Value};
+use recfmt_core::{ColumnBuf, ColumnData, DType, Shape, SignalDesc, Value};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
@@ -78,6 +78,61 @@ impl CompiledLayout {
             }
         }
         true
+    }
+}
+
+impl CompiledLayout {
+    /// Appends the value fields of `payload` (at least [`CompiledLayout::size`] bytes) to
+    /// `columns`, one column per value field, typed as the layout's signals: the batch path's
+    /// counterpart of [`CompiledLayout::decode_into`], with no `Value` in between. Returns
+    /// false, appending nothing, when the payload is too short or a column does not match.
+    #[inline]
+    pub fn decode_columns(&self, payload: &[u8], columns: &mut [ColumnBuf]) -> bool {
+        if payload.len() < self.size || columns.len() < self.fields.len() {
+            return false;
+        }
+        let matches = self
+            .fields
+            .iter()
+            .zip(columns.iter())
+            .all(|(&(_, dtype, count), column)| {
+                column.dtype() == dtype && column.width() == Some(count)
+            });
+        if !matches {
+            return false;
+        }
+        for (&(offset, dtype, count), column) in self.fields.iter().zip(columns.iter_mut()) {
+            let width = dtype.size().unwrap_or(1);
+            let bytes = &payload[offset..offset + width * count];
+            extend_column(column.data_mut(), bytes);
+        }
+        true
+    }
+}
+
+/// Appends little-endian elements to a column of their type.
+#[inline]
+fn extend_column(data: &mut ColumnData, bytes: &[u8]) {
+    macro_rules! extend {
+        ($v:expr, $t:ty) => {{
+            const N: usize = std::mem::size_of::<$t>();
+            $v.extend(bytes.chunks_exact(N).map(|c| <$t>::from_le_bytes(le(c))))
+        }};
+    }
+    match data {
+        ColumnData::Bool(v) => v.extend(bytes.iter().map(|&b| b != 0)),
+        ColumnData::I8(v) => v.extend(bytes.iter().map(|&b| b as i8)),
+        ColumnData::U8(v) => v.extend_from_slice(bytes),
+        ColumnData::I16(v) => extend!(v, i16),
+        ColumnData::I32(v) => extend!(v, i32),
+        ColumnData::I64(v) => extend!(v, i64),
+        ColumnData::U16(v) => extend!(v, u16),
+        ColumnData::U32(v) => extend!(v, u32),
+        ColumnData::U64(v) => extend!(v, u64),
+        ColumnData::F32(v) => extend!(v, f32),
+        ColumnData::F64(v) => extend!(v, f64),
+        // Layouts hold numbers only.
+        _ => {}
     }
 }
 

@@ -6,8 +6,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    DType, FormatInfo, FrameBuf, Header, Integrity, ReadOptions, RecordingReader, Schema,
-    SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
+    BatchSet, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity, ReadOptions,
+    RecordingReader, Schema, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
 };
 
 use crate::error::{Error, Result};
@@ -291,6 +291,104 @@ impl<R: Read> UsvlogRecording<R> {
         }
     }
 
+    /// The batch path of [`Self::next_record_frame`]: appends records to `dst` until a wanted
+    /// stream is full or the records end (then returns false). Same rows, checks and integrity
+    /// notes; records of unwanted streams are checked but not decoded.
+    fn next_record_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        let capacity = dst.capacity();
+        loop {
+            let Some(record) = self.reader.read_record_ref()? else {
+                return Ok(false);
+            };
+            let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
+            if stream == u32::MAX as usize {
+                *self.unknown_counts.entry(record.type_id).or_default() += 1;
+                if !dst.wants(self.unknown_stream) {
+                    continue;
+                }
+                let batch = dst.stream_mut(self.unknown_stream);
+                let columns = batch.columns_mut();
+                if let ColumnData::U64(t) = columns[0].data_mut() {
+                    t.push(record.t_us);
+                }
+                if let ColumnData::U16(id) = columns[1].data_mut() {
+                    id.push(record.type_id);
+                }
+                columns[2]
+                    .push_bytes(record.payload)
+                    .map_err(|e| batch_error(e.to_string()))?;
+                batch.commit_rows(1);
+                if batch.rows() >= capacity {
+                    return Ok(true);
+                }
+                continue;
+            }
+            let compiled = &self.compiled[stream];
+            let (expected, found) = (compiled.size, record.payload.len());
+            if found >= expected && dst.wants(stream) {
+                let batch = dst.stream_mut(stream);
+                let columns = batch.columns_mut();
+                let Some((time, values)) = columns.split_first_mut() else {
+                    return Err(batch_error(format!("stream {stream} has no time column")));
+                };
+                if !compiled.decode_columns(record.payload, values) {
+                    return Err(batch_error(format!(
+                        "the columns of stream {stream} do not match its layout"
+                    )));
+                }
+                if let ColumnData::U64(t) = time.data_mut() {
+                    t.push(record.t_us);
+                }
+                batch.commit_rows(1);
+            }
+            if found == expected {
+                if dst.stream(stream).rows() >= capacity {
+                    return Ok(true);
+                }
+                continue;
+            }
+            // A payload length that disagrees with the layout.
+            let mismatch = Error::PayloadLength {
+                offset: record.offset,
+                type_id: record.type_id,
+                name: self.layouts[stream].name.clone(),
+                expected,
+                found,
+            };
+            if self.strict {
+                return Err(mismatch);
+            }
+            if found < expected {
+                let lost = (found + crate::record::RECORD_HEADER_LEN) as u64;
+                let offset = record.offset;
+                self.reader
+                    .integrity_mut()
+                    .skip_corrupt(offset, lost, &mismatch.to_string());
+                continue;
+            }
+            let type_id = record.type_id;
+            if self.long_payload_warned.insert(type_id, ()).is_none() {
+                self.reader.integrity_mut().warn(format!(
+                    "{mismatch}; extra bytes ignored (further ones not reported)"
+                ));
+            }
+            if dst.stream(stream).rows() >= capacity {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Called once when the records end: notes the unknown record types kept.
+    fn finish_records(&mut self) {
+        self.records_done = true;
+        let counts = std::mem::take(&mut self.unknown_counts);
+        for (type_id, n) in counts {
+            self.reader.integrity_mut().warn(format!(
+                "{n} records of unknown type {type_id} kept as raw bytes in {UNKNOWN_STREAM}"
+            ));
+        }
+    }
+
     fn next_event_frame(&mut self, dst: &mut FrameBuf) -> bool {
         let (Some(stream), Some(lines)) = (self.events_stream, self.events.as_mut()) else {
             return false;
@@ -358,15 +456,27 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
             if next? {
                 return Ok(true);
             }
-            self.records_done = true;
-            let counts = std::mem::take(&mut self.unknown_counts);
-            for (type_id, n) in counts {
-                self.reader.integrity_mut().warn(format!(
-                    "{n} records of unknown type {type_id} kept as raw bytes in {UNKNOWN_STREAM}"
-                ));
-            }
+            self.finish_records();
         }
         Ok(self.next_event_frame(dst))
+    }
+
+    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        if !self.records_done {
+            let more = self
+                .next_record_batches(dst)
+                .map_err(recfmt_core::Error::from);
+            let more = match &self.path {
+                Some(path) => more.map_err(|e| e.in_file(path)),
+                None => more,
+            };
+            if more? {
+                return Ok(true);
+            }
+            self.finish_records();
+        }
+        // events.jsonl lines are few and text: row by row.
+        recfmt_core::read_batches_by_rows(self, dst)
     }
 
     fn integrity(&self) -> &Integrity {
@@ -376,4 +486,9 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
     fn progress(&self) -> (u64, Option<u64>) {
         (self.reader.position(), self.total_bytes)
     }
+}
+
+/// A batch the adapter cannot fill (columns that do not match the schema it made).
+fn batch_error(message: String) -> Error {
+    Error::Core(recfmt_core::Error::invalid(message))
 }

@@ -1,0 +1,249 @@
+//! The batch read path against the row path: every fixture and sample of every format read
+//! with `read_batches` gives, stream by stream, the rows `read_frame` gives, value for value,
+//! and the same integrity report; so do selections, time ranges and upcasting on top, and a
+//! property test of random capacities and selections.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use recfmt::core::{ArrayValue, BatchSet, Integrity, ReadOptions, RecordingReader, Result, Value};
+use recfmt::export::{Pattern, Pipeline, SelectedReader, TimeBound};
+use recfmt_tests::{fixture, samples};
+
+/// Every input: generated fixtures of the formats that have them, and the upstream samples.
+fn inputs() -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = [
+        "usvlog/all_types",
+        "usvlog/truncated",
+        "usvlog/unknown_types",
+        "icarec/all_types.icarec",
+        "icarec/empty_static.icarec",
+        "icarec/torn.icarec",
+    ]
+    .iter()
+    .map(|f| fixture(f))
+    .collect();
+    all.extend(samples("carla", "log"));
+    all.extend(samples("fgtape", "fgtape"));
+    all.extend(samples("nanover/server-py", "traj"));
+    all.extend(samples("nanover/converted", "zip"));
+    all
+}
+
+fn open(path: &Path) -> Box<dyn RecordingReader> {
+    let mut options = ReadOptions::default();
+    let layouts = path.join("layouts.toml");
+    if layouts.is_file() {
+        options.layouts.push(layouts);
+    }
+    recfmt::default_registry()
+        .open_path(path, None, &options)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Rows per stream, in order, and the final integrity, through `read_frame`.
+fn by_rows(reader: &mut dyn RecordingReader) -> Result<(Vec<Vec<Vec<Value>>>, Integrity)> {
+    let mut streams = vec![Vec::new(); reader.schema().streams.len()];
+    let mut frame = recfmt::core::FrameBuf::default();
+    while reader.read_frame(&mut frame)? {
+        streams[frame.stream].push(frame.values.clone());
+    }
+    Ok((streams, reader.integrity().clone()))
+}
+
+/// The same through `read_batches`, taking batches as an exporter does.
+fn by_batches(
+    reader: &mut dyn RecordingReader,
+    capacity: usize,
+    wanted: &dyn Fn(usize) -> bool,
+) -> Result<(Vec<Vec<Vec<Value>>>, Integrity)> {
+    let schema = reader.schema().clone();
+    let mut streams = vec![Vec::new(); schema.streams.len()];
+    let mut set = BatchSet::with_streams(&schema, capacity, wanted);
+    loop {
+        let more = reader.read_batches(&mut set)?;
+        for batch in set.take_at_least(if more { capacity } else { 1 }) {
+            batch.check_consistent().expect("consistent batch");
+            for row in 0..batch.rows() {
+                streams[batch.stream()].push(batch.row_values(row));
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok((streams, reader.integrity().clone()))
+}
+
+/// Compares the two paths; a reader error must be the same error on both.
+fn assert_same(
+    what: &str,
+    rows: Result<(Vec<Vec<Vec<Value>>>, Integrity)>,
+    batches: Result<(Vec<Vec<Vec<Value>>>, Integrity)>,
+    wanted: &dyn Fn(usize) -> bool,
+) {
+    match (rows, batches) {
+        (Ok((rows, rows_integrity)), Ok((batches, batch_integrity))) => {
+            for (stream, (r, b)) in rows.iter().zip(&batches).enumerate() {
+                if wanted(stream) {
+                    assert_eq!(r.len(), b.len(), "{what}: stream {stream} row count");
+                    for (i, (x, y)) in r.iter().zip(b).enumerate() {
+                        let equal = x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b));
+                        assert!(equal, "{what}: stream {stream} row {i}:\n{x:?}\n{y:?}");
+                    }
+                } else {
+                    assert!(b.is_empty(), "{what}: unwanted stream {stream} got rows");
+                }
+            }
+            assert_eq!(rows_integrity, batch_integrity, "{what}: integrity");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}: errors"),
+        (a, b) => panic!(
+            "{what}: one path failed: rows {:?}, batches {:?}",
+            a.err(),
+            b.err()
+        ),
+    }
+}
+
+#[test]
+fn every_fixture_and_sample_reads_the_same_in_batches() {
+    let inputs = inputs();
+    assert!(inputs.len() >= 6);
+    for path in inputs {
+        let all = |_: usize| true;
+        let rows = by_rows(open(&path).as_mut());
+        for capacity in [1, 7, 65_536] {
+            let what = format!("{} (capacity {capacity})", path.display());
+            let batches = by_batches(open(&path).as_mut(), capacity, &all);
+            assert_same(&what, rows_clone(&rows), batches, &all);
+        }
+        // Only every other stream wanted: the rest are skipped.
+        let odd = |i: usize| i % 2 == 1;
+        let batches = by_batches(open(&path).as_mut(), 100, &odd);
+        assert_same(
+            &format!("{} (odd streams)", path.display()),
+            rows_clone(&rows),
+            batches,
+            &odd,
+        );
+    }
+}
+
+/// Equal values, where NaN equals NaN and an `f32` array equals the `f64` array of the same
+/// numbers (the row path keeps upcast arrays as `f32` values under an `f64` dtype; both write
+/// the same `f64` column).
+fn same(a: &Value, b: &Value) -> bool {
+    fn float(x: f64, y: f64) -> bool {
+        x == y || (x.is_nan() && y.is_nan())
+    }
+    fn widened(a: &ArrayValue) -> Option<Vec<f64>> {
+        match a {
+            ArrayValue::F32(v) => Some(v.iter().map(|&x| f64::from(x)).collect()),
+            ArrayValue::F64(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => float(*x, *y),
+        (Value::Array(x), Value::Array(y)) => match (widened(x), widened(y)) {
+            (Some(x), Some(y)) => {
+                x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| float(*p, *q))
+            }
+            _ => x == y,
+        },
+        _ => a == b,
+    }
+}
+
+fn rows_clone(
+    rows: &Result<(Vec<Vec<Vec<Value>>>, Integrity)>,
+) -> Result<(Vec<Vec<Vec<Value>>>, Integrity)> {
+    match rows {
+        Ok(r) => Ok(r.clone()),
+        Err(e) => Err(recfmt::core::Error::invalid(e.to_string())),
+    }
+}
+
+/// A pipeline over `path`: the time span of its first stream with rows, cut at `from` and
+/// `to` (fractions), some signals, optionally upcast.
+fn pipeline(path: &Path, from: f64, to: f64, signal_glob: &str, upcast: bool) -> Pipeline {
+    let (start, end) = {
+        let mut reader = open(path);
+        let schema = reader.schema().clone();
+        let mut frame = recfmt::core::FrameBuf::default();
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        while let Ok(true) = reader.read_frame(&mut frame) {
+            if let Some(t) = frame.time_seconds(&schema.streams[frame.stream]) {
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+        }
+        (lo, hi)
+    };
+    let mut p = Pipeline::default();
+    if start.is_finite() && end.is_finite() {
+        p.range.start = Some(TimeBound::Absolute(start + (end - start) * from));
+        p.range.end = Some(TimeBound::Absolute(start + (end - start) * to));
+    }
+    p.selection.signals = vec![Pattern::parse(signal_glob).expect("pattern")];
+    p.upcast_f64 = upcast;
+    p
+}
+
+fn selected(path: &Path, p: &Pipeline) -> Result<Box<dyn RecordingReader>> {
+    Ok(Box::new(SelectedReader::new(open(path), p)?))
+}
+
+#[test]
+fn selections_and_time_ranges_read_the_same_in_batches() {
+    for path in inputs() {
+        for (from, to, glob, upcast) in [
+            (0.25, 0.75, "*", true),
+            (0.0, 0.5, "t*", false),
+            (0.5, 2.0, "*[xyz]*", true),
+        ] {
+            let p = pipeline(&path, from, to, glob, upcast);
+            let what = format!("{} {from}..{to} {glob}", path.display());
+            let (Ok(mut a), Ok(mut b)) = (selected(&path, &p), selected(&path, &p)) else {
+                continue; // the selection keeps no stream of this recording
+            };
+            let all = |_: usize| true;
+            assert_same(
+                &what,
+                by_rows(a.as_mut()),
+                by_batches(b.as_mut(), 50, &all),
+                &all,
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_capacities_and_selections_match_the_row_path(
+        input in 0usize..64,
+        capacity in 1usize..3000,
+        from in 0.0f64..1.0,
+        span in 0.0f64..1.2,
+        stream_mask in any::<u32>(),
+        upcast in any::<bool>(),
+        glob in prop::sample::select(vec!["*", "t*", "*_*", "*a*"]),
+    ) {
+        let inputs = inputs();
+        let path = &inputs[input % inputs.len()];
+        let p = pipeline(path, from, from + span, glob, upcast);
+        let (Ok(mut a), Ok(mut b)) = (selected(path, &p), selected(path, &p)) else {
+            return Ok(());
+        };
+        let wanted = move |i: usize| stream_mask & (1 << (i % 32)) != 0;
+        assert_same(
+            &format!("{} cap {capacity}", path.display()),
+            by_rows(a.as_mut()),
+            by_batches(b.as_mut(), capacity, &wanted),
+            &wanted,
+        );
+    }
+}
