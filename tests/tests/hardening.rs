@@ -296,3 +296,166 @@ fn fgtape_cut_inside_its_header_is_truncated_exit_3() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("file ends early"), "{}", stderr(&o));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 17: `validate` exits 1 when INVALID (3 when data was lost), always checks ICAREC
+// digests, and refuses an invalid schema to check against.
+
+/// A copy of the generated ICAREC fixture, writable.
+fn icarec_copy(dir: &Path) -> PathBuf {
+    let to = dir.join("rec.icarec");
+    recfmt_tests::copy_dir(&recfmt_tests::fixture("icarec/all_types.icarec"), &to).unwrap();
+    to
+}
+
+fn problems(v: &Value) -> String {
+    v["problems"].to_string()
+}
+
+#[test]
+fn validate_of_a_traj_whose_time_goes_backwards_is_invalid_exit_1() {
+    use recfmt::nanover::generate;
+    let work = tempfile::tempdir().unwrap();
+    let (frames, _) = generate::small_recording();
+    assert!(frames.len() >= 3);
+    let mut bytes = generate::write_traj(Vec::new(), &frames).unwrap();
+    // The third record is stamped before the second (the writer refuses that, so the bytes are
+    // patched: records are a u128 timestamp, a u64 length and the payload, after 16 bytes).
+    let mut at = 16;
+    let mut stamps = Vec::new();
+    while at < bytes.len() {
+        stamps.push(at);
+        let len = u64::from_le_bytes(bytes[at + 16..at + 24].try_into().unwrap()) as usize;
+        at += 24 + len;
+    }
+    let second = u128::from_le_bytes(bytes[stamps[1]..stamps[1] + 16].try_into().unwrap());
+    bytes[stamps[2]..stamps[2] + 16].copy_from_slice(&(second - 1).to_le_bytes());
+    let traj = work.path().join("backwards.traj");
+    std::fs::write(&traj, &bytes).unwrap();
+
+    let o = recfmt(&["validate", s(&traj)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("INVALID"), "{out}");
+    assert!(out.contains("backwards"), "{out}");
+
+    let o = recfmt(&["validate", "--json", s(&traj)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["integrity"]["status"], "complete");
+
+    // In order, the same recording is valid.
+    let (frames, _) = generate::small_recording();
+    let ok = work.path().join("ok.traj");
+    generate::write_traj(std::fs::File::create(&ok).unwrap(), &frames).unwrap();
+    let o = recfmt(&["validate", s(&ok)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn validate_reports_an_icarec_digest_mismatch_without_strict() {
+    let work = tempfile::tempdir().unwrap();
+    let rec = icarec_copy(work.path());
+    let o = recfmt(&["validate", s(&rec)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    // One byte of a frame's payload changed: same size, other SHA-256.
+    let data = rec.join("dynamic_signals.bin");
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&data, &bytes).unwrap();
+    let o = recfmt(&["validate", "--json", s(&rec)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["valid"], false);
+    let p = problems(&v);
+    assert!(
+        p.contains("dynamic_signals.bin") && p.contains("at byte 0") && p.contains("sha256"),
+        "{p}"
+    );
+    // --strict still refuses it, as before.
+    let o = recfmt(&["--strict", "validate", s(&rec)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sha256"), "{}", stderr(&o));
+}
+
+#[test]
+fn validate_reports_an_icarec_schema_checksum_mismatch_as_a_problem() {
+    let work = tempfile::tempdir().unwrap();
+    let rec = icarec_copy(work.path());
+    let schema = rec.join("schema.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&schema).unwrap()).unwrap();
+    doc["checksum"] = format!("sha256:{}", "0".repeat(64)).into();
+    std::fs::write(&schema, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let o = recfmt(&["validate", "--json", s(&rec)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["valid"], false);
+    let p = problems(&v);
+    assert!(
+        p.contains("schema.json") && p.contains("expected checksum sha256:"),
+        "{p}"
+    );
+}
+
+#[test]
+fn validate_against_refuses_an_invalid_schema() {
+    let rec = recfmt_tests::fixture("icarec/all_types.icarec");
+    let original: Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("schema.json")).unwrap()).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // A schema with its checksum recomputed after `edit`, so only the edit makes it invalid.
+    let write = |name: &str, edit: &dyn Fn(&mut Value)| -> PathBuf {
+        let mut doc = original.clone();
+        edit(&mut doc);
+        doc.as_object_mut().unwrap().remove("checksum");
+        doc["checksum"] = recfmt::icarec::schema_checksum(&doc).into();
+        let path = work.path().join(name);
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        path
+    };
+
+    let valid = write("valid.json", &|_| {});
+    let o = recfmt(&["validate", s(&rec), "--against", s(&valid)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    let bad_time = write("bad_time.json", &|d| {
+        d["time"] = serde_json::json!({"system": "UTC", "epoch": "not a time", "units": "seconds"});
+    });
+    let bad_created = write("bad_created.json", &|d| {
+        d["created_at"] = "yesterday".into()
+    });
+    for (schema, what) in [(&bad_time, "time object"), (&bad_created, "created_at")] {
+        let o = recfmt(&["validate", s(&rec), "--against", s(schema)]);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("not a valid schema to check against")
+                && err.contains("at byte")
+                && err.contains(what),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty(), "{what}: refused before any report");
+    }
+
+    // A checksum that does not match the schema: a problem (INVALID), an error when strict.
+    let mut doc = original.clone();
+    doc["checksum"] = format!("sha256:{}", "0".repeat(64)).into();
+    let wrong = work.path().join("wrong_checksum.json");
+    std::fs::write(&wrong, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let o = recfmt(&["validate", "--json", s(&rec), "--against", s(&wrong)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let p = problems(&json_of(&o));
+    assert!(
+        p.contains("wrong_checksum.json") && p.contains("checksum"),
+        "{p}"
+    );
+    let o = recfmt(&["--strict", "validate", s(&rec), "--against", s(&wrong)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a valid schema to check against"),
+        "{}",
+        stderr(&o)
+    );
+}

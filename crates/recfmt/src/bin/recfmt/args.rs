@@ -50,7 +50,8 @@ pub enum Command {
     Cat(CatArgs),
     /// Convert a recording into one table per stream.
     Convert(Box<ConvertArgs>),
-    /// Read a recording completely and report every problem found.
+    /// Read a recording completely and report every problem found (exit 0 valid, 1 INVALID,
+    /// 3 input data lost).
     Validate(ValidateArgs),
     /// Write every valid record of a damaged recording into a new file (NanoVer: garbage, torn
     /// tails and undecodable records dropped, timestamps made strictly increasing). Exits 3

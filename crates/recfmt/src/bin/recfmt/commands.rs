@@ -346,8 +346,14 @@ pub fn report_loss(i: &Integrity) {
     }
 }
 
-/// `recfmt validate`.
+/// `recfmt validate`: exit 0 when valid, 3 when input data was lost (truncated or corrupt; the
+/// recording is INVALID too), 1 when INVALID for another reason (problems found) or on error.
 pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
+    // A schema to check against must itself be valid: refused before anything is read.
+    let current = match &args.against {
+        Some(schema) => Some(current_schema(global, schema)?),
+        None => None,
+    };
     let mut reader = open(global, &args.path)?;
     let stats =
         scan(reader.as_mut()).with_context(|| format!("reading {}", args.path.display()))?;
@@ -360,15 +366,22 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
             ));
         }
     }
-    let compatibility = match &args.against {
-        Some(schema) => Some(compatibility(&args.path, schema)?),
+    let mut notes: Vec<String> = Vec::new();
+    let compatibility = match &current {
+        Some((schema, schema_problems)) => {
+            problems.extend(schema_problems.iter().cloned());
+            Some(compatibility(&args.path, schema)?)
+        }
         None => None,
     };
     if let Some(report) = &compatibility {
         problems.extend(report.errors().map(ToString::to_string));
     }
+    // ICAREC digests: checked whether strict or not (a mismatch is a problem, not a warning).
+    if reader.header().format == recfmt_icarec::FORMAT.info.id {
+        icarec_digests(&args.path, &mut problems, &mut notes)?;
+    }
     // NanoVer has its own record checker (what nanover-check-recording reports, and more).
-    let mut notes: Vec<String> = Vec::new();
     if reader.header().format == "nanover" {
         let report = recfmt_nanover::check(&args.path);
         for finding in report.findings() {
@@ -427,15 +440,196 @@ pub fn validate(global: &GlobalArgs, args: &ValidateArgs) -> Result<Outcome> {
             args.against.as_deref().unwrap_or(Path::new("")).display()
         );
     }
-    Ok(outcome(integrity))
+    Ok(if integrity.lost_data() {
+        Outcome::DataLost
+    } else if problems.is_empty() {
+        Outcome::Complete
+    } else {
+        Outcome::Invalid
+    })
+}
+
+/// Reads the schema `validate --against` checks with, refusing one that is itself invalid:
+/// what a recording's `schema.json` must pass to open (parse, types, sizes, offsets, a valid
+/// `time` object) and an RFC 3339 `created_at`. A checksum that does not match the schema is
+/// an error with `--strict` and a problem (INVALID) otherwise, as for a recording.
+fn current_schema(
+    global: &GlobalArgs,
+    schema: &Path,
+) -> Result<(recfmt_icarec::Schema, Vec<String>)> {
+    let invalid = || {
+        format!(
+            "{} is not a valid schema to check against",
+            schema.display()
+        )
+    };
+    let text = std::fs::read(schema).with_context(|| format!("reading {}", schema.display()))?;
+    let (current, raw) =
+        recfmt_icarec::Schema::parse(&text, schema, &Default::default()).with_context(invalid)?;
+    let doc = current.doc();
+    if let Some(time) = &doc.time
+        && let Err(what) = time.reference()
+    {
+        return Err(anyhow::anyhow!(
+            "{}: at byte {}: expected a valid time object: {what}",
+            schema.display(),
+            top_level_key_offset(&text, "time")
+        ))
+        .with_context(invalid);
+    }
+    if recfmt_core::TimeReference::parse(recfmt_core::TimeSystem::Utc, Some(&doc.created_at))
+        .is_err()
+    {
+        return Err(anyhow::anyhow!(
+            "{}: at byte {}: expected created_at to be an RFC 3339 time, found {:?}",
+            schema.display(),
+            top_level_key_offset(&text, "created_at"),
+            doc.created_at
+        ))
+        .with_context(invalid);
+    }
+    let mut problems = Vec::new();
+    let computed = recfmt_icarec::schema_checksum(&raw);
+    if let Some(found) = &doc.checksum
+        && *found != computed
+    {
+        let e = recfmt_icarec::Error::Checksum {
+            path: schema.to_path_buf(),
+            offset: top_level_key_offset(&text, "checksum"),
+            computed,
+            found: found.clone(),
+        };
+        if global.strict {
+            return Err(e).with_context(invalid);
+        }
+        problems.push(format!("schema to check against: {e}"));
+    }
+    Ok((current, problems))
 }
 
 /// Checks an ICAREC recording against a current `schema.json`.
-fn compatibility(recording: &Path, schema: &Path) -> Result<recfmt_icarec::CompatReport> {
+fn compatibility(
+    recording: &Path,
+    current: &recfmt_icarec::Schema,
+) -> Result<recfmt_icarec::CompatReport> {
     let dir = recfmt_icarec::IcarecDir::open(recording, &Default::default())?;
-    let text = std::fs::read(schema).with_context(|| format!("reading {}", schema.display()))?;
-    let (current, _) = recfmt_icarec::Schema::parse(&text, schema, &Default::default())?;
     Ok(dir.validate_against(current.doc()))
+}
+
+/// The checksums of an ICAREC recording, whatever `--strict` says: a `schema.json` checksum
+/// that does not match the schema, and data files whose SHA-256 differs from what
+/// `metadata.json` records, are problems. (Size mismatches show as a truncated or corrupt
+/// read already.)
+fn icarec_digests(path: &Path, problems: &mut Vec<String>, notes: &mut Vec<String>) -> Result<()> {
+    use recfmt_icarec::{Error, IcarecDir, SCHEMA_FILE};
+    let dir = IcarecDir::open(path, &Default::default())?;
+    let schema_path = dir.file(SCHEMA_FILE);
+    let computed = recfmt_icarec::schema_checksum(dir.raw_schema());
+    match &dir.schema().doc().checksum {
+        Some(found) if *found == computed => {}
+        Some(found) => {
+            let text = std::fs::read(&schema_path)
+                .with_context(|| format!("reading {}", schema_path.display()))?;
+            problems.push(
+                Error::Checksum {
+                    path: schema_path,
+                    offset: top_level_key_offset(&text, "checksum"),
+                    computed,
+                    found: found.clone(),
+                }
+                .to_string(),
+            );
+        }
+        None => notes.push(format!(
+            "{}: no checksum, so the schema could not be verified",
+            schema_path.display()
+        )),
+    }
+    let Some(meta) = dir.metadata() else {
+        notes.push(format!(
+            "{}: no {}, so the data files could not be verified",
+            dir.path().display(),
+            recfmt_icarec::METADATA_FILE
+        ));
+        return Ok(());
+    };
+    for (name, digest) in &meta.files {
+        let file = dir.file(name);
+        let Ok(len) = std::fs::metadata(&file).map(|m| m.len()) else {
+            continue;
+        };
+        if len != digest.bytes {
+            continue;
+        }
+        let found = file_sha256(&file)?;
+        if !found.eq_ignore_ascii_case(&digest.sha256) {
+            problems.push(
+                Error::Digest {
+                    path: file,
+                    offset: 0,
+                    expected: format!("sha256 {}", digest.sha256),
+                    found: format!("sha256 {found}"),
+                }
+                .to_string(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Lowercase hex SHA-256 of a file, read in blocks.
+fn file_sha256(path: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// The byte offset of the opening quote of member `key` of the top-level JSON object in
+/// `text` (already parsed, so valid JSON), or 0 when it is not there.
+fn top_level_key_offset(text: &[u8], key: &str) -> u64 {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < text.len() && text[i] != b'"' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                let name = text.get(start + 1..i).unwrap_or_default();
+                let rest = text.get(i + 1..).unwrap_or_default();
+                let is_key = rest
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_some_and(|&b| b == b':');
+                if depth == 1 && is_key && name == key.as_bytes() {
+                    return start as u64;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    0
 }
 
 /// `recfmt formats`.

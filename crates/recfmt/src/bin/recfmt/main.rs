@@ -1,6 +1,7 @@
 //! The `recfmt` command line: inspect, print, validate and convert recordings.
 //!
-//! Exit codes: 0 success, 1 error, 2 usage, 3 finished but input data was lost.
+//! Exit codes: 0 success, 1 error (and `validate`: INVALID), 2 usage, 3 finished but input
+//! data was lost.
 
 mod args;
 mod commands;
@@ -20,6 +21,8 @@ pub enum Outcome {
     Complete,
     /// The command finished, but the input was truncated or had corrupt records.
     DataLost,
+    /// `validate` found problems other than lost data: the recording is INVALID.
+    Invalid,
 }
 
 const EXIT_ERROR: u8 = 1;
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
         Ok(Outcome::DataLost) => ExitCode::from(EXIT_DATA_LOST),
+        Ok(Outcome::Invalid) => ExitCode::from(EXIT_ERROR),
         Err(e) => {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
