@@ -966,10 +966,11 @@ impl BatchSet {
             let signal = desc
                 .and_then(|d| d.signals.get(e.signal))
                 .map_or("?", |s| s.name.as_str());
-            Error::invalid(format!(
-                "stream {stream:?}, signal {signal:?}: {}",
-                e.message
-            ))
+            Error::Value {
+                stream: stream.to_owned(),
+                signal: signal.to_owned(),
+                message: e.message,
+            }
         })
     }
 }
@@ -985,6 +986,13 @@ pub fn read_batches_by_rows<R: crate::RecordingReader + ?Sized>(
         while !dst.is_full() {
             if !reader.read_frame(&mut frame)? {
                 return Ok(false);
+            }
+            if frame.stream >= dst.len() {
+                return Err(Error::invalid(format!(
+                    "the reader returned a row of stream {}, but the schema has {} streams",
+                    frame.stream,
+                    dst.len()
+                )));
             }
             if dst.wants(frame.stream) {
                 dst.push_frame(&frame, reader.schema())?;

@@ -66,6 +66,17 @@ pub enum Error {
     /// The caller asked for something inconsistent.
     #[error("{0}")]
     Invalid(Cow<'static, str>),
+    /// A reader gave a value that does not fit its signal's type or shape (a reader bug, or a
+    /// schema that does not match the rows).
+    #[error("stream {stream:?}, signal {signal:?}: {message}")]
+    Value {
+        /// Stream name.
+        stream: String,
+        /// Signal name.
+        signal: String,
+        /// What is wrong with the value (the message names the value).
+        message: String,
+    },
     /// An error that happened while handling a particular file.
     #[error("{}: {source}", path.display())]
     File {
@@ -133,7 +144,7 @@ impl Error {
             Error::Unsupported { .. } => ErrorKind::Unsupported,
             Error::Limit { .. } => ErrorKind::Limit,
             Error::UnknownFormat { .. } => ErrorKind::UnknownFormat,
-            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Invalid(_) | Error::Value { .. } => ErrorKind::Invalid,
             Error::File { source, .. } => source.kind(),
         }
     }

@@ -13,7 +13,7 @@ use arrow_schema::ArrowError;
 pub enum Error {
     /// Reading the recording failed.
     #[error(transparent)]
-    Read(#[from] recfmt_core::Error),
+    Read(recfmt_core::Error),
     /// A value does not fit the column its signal's dtype and shape call for.
     #[error("stream {stream:?}, signal {signal:?}: {message}")]
     Value {
@@ -99,6 +99,27 @@ impl From<Error> for recfmt_core::Error {
             e @ (Error::Arrow { path: None, .. } | Error::Value { .. } | Error::Invalid(_)) => {
                 recfmt_core::Error::invalid(e.to_string())
             }
+        }
+    }
+}
+
+impl From<recfmt_core::Error> for Error {
+    /// A value that does not fit its column stays an [`Error::Value`] and an inconsistent
+    /// request an [`Error::Invalid`], whichever side found them; every other reader error is
+    /// an [`Error::Read`].
+    fn from(e: recfmt_core::Error) -> Self {
+        match e {
+            recfmt_core::Error::Value {
+                stream,
+                signal,
+                message,
+            } => Error::Value {
+                stream,
+                signal,
+                message,
+            },
+            recfmt_core::Error::Invalid(what) => Error::Invalid(what.into_owned()),
+            other => Error::Read(other),
         }
     }
 }

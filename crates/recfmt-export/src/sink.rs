@@ -67,18 +67,21 @@ pub(crate) fn check_format(format: TableFormat) -> Result<(), Error> {
 )]
 impl Sink {
     /// Creates the temporary file for `path` and starts a table of `schema` in it.
+    /// `first`, the table's first batch when known, lets Parquet leave out dictionaries that
+    /// would not pay.
     pub(crate) fn create(
         path: &Path,
         schema: &SchemaRef,
         options: &ExportOptions,
+        first: Option<&RecordBatch>,
     ) -> Result<Self, Error> {
         check_format(options.format)?;
         let file = AtomicFile::create(path).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
-            TableFormat::Parquet => {
-                Inner::Parquet(Box::new(parquet_writer(path, file, schema, options)?))
-            }
+            TableFormat::Parquet => Inner::Parquet(Box::new(parquet_writer(
+                path, file, schema, options, first,
+            )?)),
             #[cfg(feature = "csv")]
             TableFormat::Csv => Inner::Csv(Box::new(
                 crate::csv::CsvSink::new(file, schema, &options.csv)
@@ -176,12 +179,58 @@ impl Sink {
     }
 }
 
+/// True for a scalar integer column that is strictly increasing, or whose values are more than
+/// half distinct: a dictionary cannot make it smaller.
+#[cfg(feature = "parquet")]
+fn integers_rarely_repeat(column: &arrow_array::ArrayRef) -> bool {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    };
+    use arrow_schema::DataType;
+
+    fn check<T>(values: impl Iterator<Item = T> + Clone, len: usize) -> bool
+    where
+        T: PartialOrd + Eq + std::hash::Hash + Copy,
+    {
+        let mut pairs = values.clone().zip(values.clone().skip(1));
+        if pairs.all(|(a, b)| a < b) {
+            return true;
+        }
+        let distinct: std::collections::HashSet<T> = values.collect();
+        distinct.len() * 2 > len
+    }
+    // Small tables gain nothing either way; keep the default there.
+    const MIN_ROWS: usize = 64;
+    let len = column.len();
+    if column.null_count() > 0 || len < MIN_ROWS {
+        return false;
+    }
+    macro_rules! primitive {
+        ($t:ty) => {
+            check(column.as_primitive::<$t>().values().iter().copied(), len)
+        };
+    }
+    match column.data_type() {
+        DataType::Int8 => primitive!(Int8Type),
+        DataType::Int16 => primitive!(Int16Type),
+        DataType::Int32 => primitive!(Int32Type),
+        DataType::Int64 => primitive!(Int64Type),
+        DataType::UInt8 => primitive!(UInt8Type),
+        DataType::UInt16 => primitive!(UInt16Type),
+        DataType::UInt32 => primitive!(UInt32Type),
+        DataType::UInt64 => primitive!(UInt64Type),
+        _ => false,
+    }
+}
+
 #[cfg(feature = "parquet")]
 fn parquet_writer(
     path: &Path,
     file: AtomicFile,
     schema: &SchemaRef,
     options: &ExportOptions,
+    first: Option<&RecordBatch>,
 ) -> Result<parquet::arrow::ArrowWriter<AtomicFile>, Error> {
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::file::metadata::KeyValue;
@@ -216,14 +265,54 @@ fn parquet_writer(
     let parquet_schema = parquet::arrow::ArrowSchemaConverter::new()
         .convert(schema)
         .map_err(parquet_error)?;
+    // Integer columns whose first batch is strictly increasing (time, counters) or mostly
+    // distinct would only fill a dictionary until it gives up: they go without one too.
+    let unique_integers: Vec<&str> = first
+        .map(|batch| {
+            schema
+                .fields()
+                .iter()
+                .zip(batch.columns())
+                .filter(|(_, column)| integers_rarely_repeat(column))
+                .map(|(field, _)| field.name().as_str())
+                .collect()
+        })
+        .unwrap_or_default();
     for column in parquet_schema.columns() {
-        if matches!(
-            column.physical_type(),
-            parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
-        ) {
+        let path = column.path().parts();
+        let unique = path.len() == 1 && unique_integers.contains(&path[0].as_str());
+        if unique
+            || matches!(
+                column.physical_type(),
+                parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
+            )
+        {
             props = props.set_column_dictionary_enabled(column.path().clone(), false);
         }
     }
     let props = props.build();
     parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(parquet_error)
+}
+
+#[cfg(all(test, feature = "parquet"))]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int32Array, UInt64Array};
+
+    use super::integers_rarely_repeat;
+
+    #[test]
+    fn dictionaries_are_left_out_where_values_do_not_repeat() {
+        let time: ArrayRef = Arc::new(UInt64Array::from_iter_values((0..1000).map(|t| t * 10)));
+        let modes: ArrayRef = Arc::new(Int32Array::from_iter_values((0..1000).map(|i| i % 4)));
+        let noise: ArrayRef = Arc::new(Int32Array::from_iter_values(
+            (0..1000).map(|i: i32| i.wrapping_mul(7919) % 997),
+        ));
+        let short: ArrayRef = Arc::new(UInt64Array::from_iter_values(0..10));
+        assert!(integers_rarely_repeat(&time));
+        assert!(!integers_rarely_repeat(&modes));
+        assert!(integers_rarely_repeat(&noise));
+        assert!(!integers_rarely_repeat(&short));
+    }
 }

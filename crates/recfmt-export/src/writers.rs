@@ -150,25 +150,32 @@ fn work(
                 plans.len()
             ))
         })?;
+        let batch_rows = batch.rows();
+        let (record, text_rows) = if options.format == TableFormat::Ndjson {
+            (None, Some(batch))
+        } else {
+            (Some(crate::batch::record_batch(&plan.schema, batch)?), None)
+        };
         let table = match open.entry(index) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => e.insert(Open {
-                sink: Sink::create(&plan.path, &plan.schema, options)?,
+                sink: Sink::create(&plan.path, &plan.schema, options, record.as_ref())?,
                 rows: 0,
                 line: String::new(),
             }),
         };
-        table.rows += batch.rows() as u64;
-        if options.format == TableFormat::Ndjson {
-            for row in 0..batch.rows() {
-                let values = batch.row_values(row);
-                table
-                    .sink
-                    .write_values(&plan.desc, &values, &mut table.line)?;
+        table.rows += batch_rows as u64;
+        match (record, text_rows) {
+            (Some(record), _) => table.sink.write(&record)?,
+            (None, Some(batch)) => {
+                for row in 0..batch.rows() {
+                    let values = batch.row_values(row);
+                    table
+                        .sink
+                        .write_values(&plan.desc, &values, &mut table.line)?;
+                }
             }
-        } else {
-            let record = crate::batch::record_batch(&plan.schema, batch)?;
-            table.sink.write(&record)?;
+            (None, None) => {}
         }
     }
     let mut finished = Vec::with_capacity(open.len());

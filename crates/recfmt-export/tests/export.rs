@@ -429,8 +429,8 @@ fn parquet_reads_back_with_types_values_and_metadata() {
     assert_eq!(kv["source.file"], "memory.bin");
     assert!(kv.contains_key("ARROW:schema"));
 
-    // Float columns (x, pos) are written without a dictionary; integers and text keep theirs
-    // (Parquet never uses one for booleans).
+    // Float columns (x, pos) are written without a dictionary; integers and text of a table
+    // this small keep theirs (Parquet never uses one for booleans).
     use parquet::basic::Type as Physical;
     let row_group = parquet::file::reader::FileReader::metadata(&file).row_group(0);
     let mut checked = 0;
@@ -604,15 +604,19 @@ fn a_failing_reader_leaves_no_files() {
         let mut o = options(format);
         o.batch_rows = 2;
         let err = export_tables(&mut reader, &out, &o, &mut |_, _| {}).unwrap_err();
-        // While running, only temporary files existed.
+        // While running, only temporary files existed (the writer threads may not have
+        // opened every table yet when the reader fails).
         let ext = format.extension();
-        assert_eq!(
-            reader.seen,
-            [
-                format!(".NAV.{ext}.partial"),
-                format!(".vehicle_1.{ext}.partial")
-            ]
-        );
+        for name in &reader.seen {
+            assert!(
+                [
+                    format!(".NAV.{ext}.partial"),
+                    format!(".vehicle_1.{ext}.partial")
+                ]
+                .contains(name),
+                "{name}"
+            );
+        }
         assert!(matches!(err, Error::Read(_)), "{err}");
         assert!(err.to_string().contains("byte 1234"), "{err}");
         assert!(dir_names(&out).is_empty(), "{:?}", dir_names(&out));
