@@ -2,8 +2,11 @@
 //!
 //! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
-//! * `bench [ARGS]`: the criterion benchmarks, then the conversion benchmark;
-//!   `bench criterion [ARGS]` or `bench convert [--gib N]` runs one of them.
+//! * `bench [ARGS]`: the criterion benchmarks, the conversion benchmark, then recfmt against
+//!   the Python writers; `bench criterion [ARGS]`, `bench convert [--gib N]` or
+//!   `bench compare [--mb N]` runs one of them.
+
+mod compare;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,9 +24,10 @@ const TASKS: &[(&str, &str)] = &[
     ),
     (
         "bench",
-        "criterion benchmarks (extra arguments go to cargo bench), then a 10 GiB USVLOG \
-         converted to Parquet and HDF5 with peak memory measured; `bench criterion [ARGS]` \
-         or `bench convert [--gib N]` runs one part",
+        "criterion benchmarks (extra arguments go to cargo bench), a 10 GiB USVLOG \
+         converted to Parquet and HDF5 with peak memory measured, then recfmt against \
+         pyarrow and h5py on a 400 MB session; `bench criterion [ARGS]`, \
+         `bench convert [--gib N]` or `bench compare [--mb N]` runs one part",
     ),
 ];
 
@@ -39,9 +43,11 @@ fn main() -> Result<()> {
         Some("bench") => match args.get(1).map(String::as_str) {
             Some("criterion") => bench_criterion(&args[2..]),
             Some("convert") => bench_convert(&args[2..]),
+            Some("compare") => compare::bench_compare(&args[2..]),
             _ => {
                 bench_criterion(&args[1..])?;
-                bench_convert(&[])
+                bench_convert(&[])?;
+                compare::bench_compare(&[])
             }
         },
         // Internal: runs a command and writes its peak resident memory (KiB) to a file.

@@ -1,0 +1,376 @@
+//! `cargo xtask bench compare [--mb N]`: recfmt against the Python writers (issue 11).
+//!
+//! On one generated USVLOG session (at least N MB, default 400, cached under
+//! `target/bench-data/`), times the release `recfmt` converting to Parquet, CSV and HDF5, a full
+//! read (`recfmt validate`, which decodes every record) against `cat` of the same bytes, and two
+//! copies of the session converted with `-j 2` against the two converted one after the other.
+//! `xtask/compare.py` then loads recfmt's Parquet output into memory as decoded columns (not
+//! timed) and times pyarrow.parquet, pyarrow.csv and h5py writing the same tables. Every figure
+//! is the best of [`RUNS`] runs, each into a fresh output path that is deleted afterwards.
+//!
+//! Prints a Markdown table with the ratios and the goals of issue 11. A missed goal is reported,
+//! not a failure: this is a measurement.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{cargo, project_root, python_env, run};
+
+/// Runs of every measurement; the best one counts.
+const RUNS: usize = 3;
+
+/// Default input size in MB (10^6 bytes), about the issue's 382 MB session.
+const DEFAULT_MB: u64 = 400;
+
+/// One line of the report: `baseline / recfmt` is compared with `goal` (higher is better for
+/// recfmt).
+struct Line {
+    what: String,
+    recfmt: f64,
+    baseline_name: String,
+    baseline: f64,
+    goal: f64,
+    goal_text: &'static str,
+}
+
+impl Line {
+    fn ratio(&self) -> f64 {
+        self.baseline / self.recfmt
+    }
+}
+
+/// `cargo xtask bench compare [--mb N]`.
+pub fn bench_compare(args: &[String]) -> Result<()> {
+    let mb: u64 = match args {
+        [] => DEFAULT_MB,
+        [flag, n] if flag == "--mb" => n.parse().context("--mb takes a whole number")?,
+        _ => bail!("usage: cargo xtask bench compare [--mb N]"),
+    };
+    let root = project_root();
+    run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
+    let recfmt = root.join("target/release/recfmt");
+    let python = python_env()?;
+    let data = root.join("target/bench-data");
+    let session = data.join(format!("usvlog-{mb}mb"));
+    ensure_session(&session, mb * 1_000_000)?;
+    let twin = data.join(format!("usvlog-{mb}mb-b"));
+    link_twin(&session, &twin)?;
+    let series = session.join("timeseries.bin");
+    let layout = session.join("layouts.toml");
+    let input_bytes = std::fs::metadata(&series)?.len();
+    let out = data.join("compare-out");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+
+    let convert = |input: &[&Path], to: &str, output: &Path, jobs: Option<&str>| {
+        let mut cmd = Command::new(&recfmt);
+        cmd.arg("convert").arg("--layout").arg(&layout);
+        cmd.args(input).args(["--to", to]);
+        if let Some(j) = jobs {
+            cmd.args(["-j", j]);
+        }
+        cmd.arg("-o").arg(output);
+        cmd
+    };
+
+    let parquet = best_of("recfmt --to parquet", &out, "parquet", true, |dir| {
+        vec![convert(&[&session], "parquet", dir, None)]
+    })?;
+    let csv = best_of("recfmt --to csv", &out, "csv", false, |dir| {
+        vec![convert(&[&session], "csv", dir, None)]
+    })?;
+    let hdf5 = best_of("recfmt --to hdf5", &out, "hdf5", false, |dir| {
+        vec![convert(
+            &[&session],
+            "hdf5",
+            &dir.join("recording.h5"),
+            None,
+        )]
+    })?;
+    let read = best_of("recfmt validate", &out, "validate", false, |_| {
+        let mut cmd = Command::new(&recfmt);
+        cmd.arg("validate")
+            .arg("--layout")
+            .arg(&layout)
+            .arg(&session);
+        vec![cmd]
+    })?;
+    let cat = best_of("cat", &out, "cat", false, |_| {
+        let mut cmd = Command::new("cat");
+        cmd.arg(&series);
+        vec![cmd]
+    })?;
+    let parallel = best_of("recfmt -j 2 (two inputs)", &out, "j2", false, |dir| {
+        vec![convert(&[&session, &twin], "parquet", dir, Some("2"))]
+    })?;
+    let sequential = best_of("recfmt one after the other", &out, "seq", false, |dir| {
+        vec![
+            convert(&[&session], "parquet", &dir.join("a"), None),
+            convert(&[&twin], "parquet", &dir.join("b"), None),
+        ]
+    })?;
+
+    // The Python writers on the tables recfmt wrote (kept from the last Parquet run).
+    let tables = out.join("parquet-kept");
+    eprintln!("$ python xtask/compare.py (loads {})", tables.display());
+    let output = Command::new(&python)
+        .arg(root.join("xtask/compare.py"))
+        .arg("--tables")
+        .arg(&tables)
+        .arg("--out")
+        .arg(out.join("python"))
+        .args(["--runs", &RUNS.to_string()])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("starting xtask/compare.py")?;
+    if !output.status.success() {
+        bail!("xtask/compare.py failed with {}", output.status);
+    }
+    let py = flat_json(&String::from_utf8_lossy(&output.stdout))
+        .context("xtask/compare.py did not print one flat JSON object")?;
+    let field = |key: &str| py.get(key).map_or("?", String::as_str);
+    let secs = |key: &str| -> Result<f64> {
+        field(key)
+            .parse()
+            .with_context(|| format!("compare.py printed no number for {key}"))
+    };
+    let (dict, nodict) = (secs("parquet_dict")?, secs("parquet_nodict")?);
+    let (py_parquet, which) = if dict <= nodict {
+        (dict, "dictionary on")
+    } else {
+        (nodict, "dictionary off")
+    };
+    let lines = [
+        Line {
+            what: "`convert --to parquet` (zstd)".into(),
+            recfmt: parquet,
+            baseline_name: format!("pyarrow.parquet zstd, best of dictionary on/off ({which})"),
+            baseline: py_parquet,
+            goal: 1.5,
+            goal_text: ">= 1.5x",
+        },
+        Line {
+            what: "`convert --to csv`".into(),
+            recfmt: csv,
+            baseline_name: "pyarrow.csv.write_csv".into(),
+            baseline: secs("csv")?,
+            goal: 2.0,
+            goal_text: ">= 2x",
+        },
+        Line {
+            what: "`convert --to hdf5`".into(),
+            recfmt: hdf5,
+            baseline_name: "h5py gzip-1 + shuffle, 65,535-row chunks".into(),
+            baseline: secs("hdf5")?,
+            goal: 4.0,
+            goal_text: ">= 4x",
+        },
+        Line {
+            what: "full read (`validate`)".into(),
+            recfmt: read,
+            baseline_name: "`cat timeseries.bin > /dev/null`".into(),
+            baseline: cat,
+            goal: 0.25,
+            goal_text: ">= 0.25x (within 4x of cat)",
+        },
+        Line {
+            what: "two inputs, `convert A B --to parquet -j 2`".into(),
+            recfmt: parallel,
+            baseline_name: "the same two converted one after the other".into(),
+            baseline: sequential,
+            goal: 1.8,
+            goal_text: ">= 1.8x",
+        },
+    ];
+
+    let _ = std::fs::remove_dir_all(&out);
+    let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    println!(
+        "\nrecfmt against the Python writers: {} ({:.1} MB timeseries.bin, {} streams, {} rows), \
+         best of {RUNS}; recfmt {commit}{}; pyarrow {}, h5py {} (HDF5 {}), numpy {}",
+        session.display(),
+        input_bytes as f64 / 1e6,
+        field("streams"),
+        field("rows"),
+        if dirty {
+            " plus uncommitted changes"
+        } else {
+            ""
+        },
+        field("pyarrow_version"),
+        field("h5py_version"),
+        field("hdf5_version"),
+        field("numpy_version"),
+    );
+    println!(
+        "pyarrow.parquet zstd: dictionary on {dict:.2} s, off {nodict:.2} s; full read {:.0} MB/s, cat {:.0} MB/s\n",
+        input_bytes as f64 / 1e6 / read,
+        input_bytes as f64 / 1e6 / cat,
+    );
+    println!("| what | recfmt s | baseline | baseline s | ratio baseline/recfmt | goal | |");
+    println!("|---|---|---|---|---|---|---|");
+    for l in &lines {
+        let ratio = l.ratio();
+        println!(
+            "| {} | {:.3} | {} | {:.3} | {:.2}x | {} | {} |",
+            l.what,
+            l.recfmt,
+            l.baseline_name,
+            l.baseline,
+            ratio,
+            l.goal_text,
+            if ratio >= l.goal {
+                "goal met"
+            } else {
+                "goal missed"
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Generates the session once: kept while its `timeseries.bin` holds at least `min_bytes`.
+fn ensure_session(session: &Path, min_bytes: u64) -> Result<()> {
+    let have = std::fs::metadata(session.join("timeseries.bin")).map_or(0, |m| m.len());
+    if have >= min_bytes && session.join("meta.json").is_file() {
+        return Ok(());
+    }
+    eprintln!("generating {} ...", session.display());
+    let started = Instant::now();
+    let _ = std::fs::remove_dir_all(session);
+    recfmt_tlv::generate::write_bench_session(session, min_bytes)?;
+    eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// A second session folder holding the same files (hard links, or copies where linking fails),
+/// so that two inputs with different names convert the same bytes.
+fn link_twin(session: &Path, twin: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(twin);
+    std::fs::create_dir_all(twin)?;
+    for entry in std::fs::read_dir(session)? {
+        let entry = entry?;
+        if !entry.file_type()?.is_file() {
+            continue;
+        }
+        let (from, to) = (entry.path(), twin.join(entry.file_name()));
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Best wall time of [`RUNS`] runs of the commands `make(dir)` returns, run one after the other
+/// with `dir` a fresh, empty folder under `out` that is deleted after the run. With `keep`, the
+/// last run's folder is kept as `out/<label>-kept`.
+fn best_of(
+    name: &str,
+    out: &Path,
+    label: &str,
+    keep: bool,
+    make: impl Fn(&Path) -> Vec<Command>,
+) -> Result<f64> {
+    let mut times = Vec::new();
+    for i in 0..RUNS {
+        let dir = out.join(format!("{label}-{i}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let mut commands = make(&dir);
+        let started = Instant::now();
+        for cmd in &mut commands {
+            quiet(cmd)?;
+        }
+        times.push(started.elapsed().as_secs_f64());
+        if keep && i + 1 == RUNS {
+            std::fs::rename(&dir, out.join(format!("{label}-kept")))?;
+        } else {
+            std::fs::remove_dir_all(&dir)?;
+        }
+    }
+    let shown: Vec<String> = times.iter().map(|t| format!("{t:.2} s")).collect();
+    eprintln!("{name}: {}", shown.join(", "));
+    Ok(times.into_iter().fold(f64::INFINITY, f64::min))
+}
+
+/// Runs a command with its output discarded (shown only when it fails).
+fn quiet(cmd: &mut Command) -> Result<()> {
+    let output = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("starting {cmd:?}"))?;
+    if !output.status.success() {
+        bail!(
+            "{cmd:?} failed with {}:\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
+
+fn git(args: &[&str]) -> Option<String> {
+    let output = Command::new("git").args(args).output().ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// The members of a flat JSON object (string and number values, no nesting) as text; what
+/// `compare.py` prints, read without a JSON dependency.
+fn flat_json(text: &str) -> Result<BTreeMap<String, String>> {
+    let body = text
+        .trim()
+        .strip_prefix('{')
+        .and_then(|t| t.strip_suffix('}'))
+        .context("not a JSON object")?;
+    let mut chars = body.chars().peekable();
+    let mut members = BTreeMap::new();
+    // A JSON string whose opening quote has been read (escapes other than \uXXXX kept as the
+    // escaped character).
+    let string = |chars: &mut std::iter::Peekable<std::str::Chars>| -> Result<String> {
+        let mut s = String::new();
+        loop {
+            match chars.next().context("unterminated string")? {
+                '"' => return Ok(s),
+                '\\' => s.push(chars.next().context("unterminated escape")?),
+                c => s.push(c),
+            }
+        }
+    };
+    loop {
+        while chars.next_if(|c| c.is_whitespace() || *c == ',').is_some() {}
+        match chars.next() {
+            None => return Ok(members),
+            Some('"') => {}
+            Some(c) => bail!("expected a member name, found {c:?}"),
+        }
+        let key = string(&mut chars)?;
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some(':') {
+            bail!("expected ':' after {key:?}");
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let value = if chars.next_if_eq(&'"').is_some() {
+            string(&mut chars)?
+        } else {
+            let mut v = String::new();
+            while let Some(c) = chars.next_if(|c| *c != ',') {
+                v.push(c);
+            }
+            v.trim().to_string()
+        };
+        members.insert(key, value);
+    }
+}
