@@ -20,6 +20,42 @@
 //! assert!(registry.detect(b"hello", None).is_err());
 //! ```
 
+//!
+//! # Reading a stream as Arrow record batches
+//!
+//! [`RecordingReader::read_batches`](recfmt_core::RecordingReader::read_batches) fills typed
+//! column buffers, many rows of a stream at a time; [`recfmt_export::record_batch`] turns them
+//! into Arrow record batches without copying. Streams that are not wanted are skipped (formats
+//! with fixed layouts do not even decode them).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use recfmt::core::{BatchSet, ReadOptions};
+//!
+//! let path = std::path::Path::new("../../tests/fixtures/generated/usvlog/all_types");
+//! let mut reader = recfmt::default_registry().open_path(path, None, &ReadOptions::default())?;
+//! let schema = reader.schema().clone();
+//! let nav = schema.stream_index("REC_NAV_SOLUTION").ok_or("no such stream")?;
+//! let arrow_schema = Arc::new(recfmt::export::arrow_schema(reader.header(), &schema.streams[nav]));
+//!
+//! let mut batches = BatchSet::with_streams(&schema, 64, |stream| stream == nav);
+//! let mut rows = 0;
+//! loop {
+//!     let more = reader.read_batches(&mut batches)?;
+//!     if !batches.stream(nav).is_empty() && (batches.is_full() || !more) {
+//!         let batch = recfmt::export::record_batch(&arrow_schema, batches.take(nav))?;
+//!         assert!(batch.num_rows() <= 64);
+//!         rows += batch.num_rows();
+//!     }
+//!     if !more {
+//!         break;
+//!     }
+//! }
+//! assert_eq!(rows, 200);
+//! assert!(reader.integrity().status.name() == "complete");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
 use std::sync::LazyLock;
 
 #[cfg(feature = "carla")]
