@@ -262,33 +262,47 @@ impl<R: Read> UsvlogRecording<R> {
                     return Ok(true);
                 }
             }
-            // A payload length that disagrees with the layout.
-            let mismatch = Error::PayloadLength {
-                offset: record.offset,
-                type_id: record.type_id,
-                name: self.layouts[stream].name.clone(),
-                expected,
-                found,
-            };
-            if self.strict {
-                return Err(mismatch);
+            let (offset, type_id) = (record.offset, record.type_id);
+            if self.payload_length_mismatch(offset, type_id, stream, expected, found)? {
+                return Ok(true);
             }
-            if found < expected {
-                let lost = (found + crate::record::RECORD_HEADER_LEN) as u64;
-                let offset = record.offset;
-                self.reader
-                    .integrity_mut()
-                    .skip_corrupt(offset, lost, &mismatch.to_string());
-                continue;
-            }
-            let type_id = record.type_id;
-            if self.long_payload_warned.insert(type_id, ()).is_none() {
-                self.reader.integrity_mut().warn(format!(
-                    "{mismatch}; extra bytes ignored (further ones not reported)"
-                ));
-            }
-            return Ok(true);
         }
+    }
+
+    /// A payload whose length disagrees with its layout: an error when strict; a short one is
+    /// skipped as corrupt (false), a long one is kept with its extra bytes ignored (true),
+    /// warned about once per record type.
+    fn payload_length_mismatch(
+        &mut self,
+        offset: u64,
+        type_id: u16,
+        stream: usize,
+        expected: usize,
+        found: usize,
+    ) -> Result<bool> {
+        let mismatch = Error::PayloadLength {
+            offset,
+            type_id,
+            name: self.layouts[stream].name.clone(),
+            expected,
+            found,
+        };
+        if self.strict {
+            return Err(mismatch);
+        }
+        if found < expected {
+            let lost = (found + crate::record::RECORD_HEADER_LEN) as u64;
+            self.reader
+                .integrity_mut()
+                .skip_corrupt(offset, lost, &mismatch.to_string());
+            return Ok(false);
+        }
+        if self.long_payload_warned.insert(type_id, ()).is_none() {
+            self.reader.integrity_mut().warn(format!(
+                "{mismatch}; extra bytes ignored (further ones not reported)"
+            ));
+        }
+        Ok(true)
     }
 
     /// The batch path of [`Self::next_record_frame`]: appends records to `dst` until a wanted
@@ -347,32 +361,10 @@ impl<R: Read> UsvlogRecording<R> {
                 }
                 continue;
             }
-            // A payload length that disagrees with the layout.
-            let mismatch = Error::PayloadLength {
-                offset: record.offset,
-                type_id: record.type_id,
-                name: self.layouts[stream].name.clone(),
-                expected,
-                found,
-            };
-            if self.strict {
-                return Err(mismatch);
-            }
-            if found < expected {
-                let lost = (found + crate::record::RECORD_HEADER_LEN) as u64;
-                let offset = record.offset;
-                self.reader
-                    .integrity_mut()
-                    .skip_corrupt(offset, lost, &mismatch.to_string());
-                continue;
-            }
-            let type_id = record.type_id;
-            if self.long_payload_warned.insert(type_id, ()).is_none() {
-                self.reader.integrity_mut().warn(format!(
-                    "{mismatch}; extra bytes ignored (further ones not reported)"
-                ));
-            }
-            if dst.stream(stream).rows() >= capacity {
+            let (offset, type_id) = (record.offset, record.type_id);
+            if self.payload_length_mismatch(offset, type_id, stream, expected, found)?
+                && dst.stream(stream).rows() >= capacity
+            {
                 return Ok(true);
             }
         }
