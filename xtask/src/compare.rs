@@ -78,6 +78,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         cmd
     };
 
+    let load_before = load_average();
     let parquet = best_of("recfmt --to parquet", &out, "parquet", true, |dir| {
         vec![convert(&[&session], "parquet", dir, None)]
     })?;
@@ -210,6 +211,11 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         field("numpy_version"),
     );
     println!(
+        "load average (1 min) {load_before} before, {} after: other work on the machine \
+         slows both sides",
+        load_average()
+    );
+    println!(
         "pyarrow.parquet zstd: dictionary on {dict:.2} s, off {nodict:.2} s; full read {:.0} MB/s, cat {:.0} MB/s\n",
         input_bytes as f64 / 1e6 / read,
         input_bytes as f64 / 1e6 / cat,
@@ -317,6 +323,14 @@ fn quiet(cmd: &mut Command) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The 1-minute load average from `/proc/loadavg`, or `?`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 fn git(args: &[&str]) -> Option<String> {
