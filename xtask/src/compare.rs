@@ -52,6 +52,10 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         _ => bail!("usage: cargo xtask bench compare [--mb N]"),
     };
     let root = project_root();
+    // What the release binary is built from (other work may commit while this runs).
+    let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
     let recfmt = root.join("target/release/recfmt");
     let python = python_env()?;
@@ -190,9 +194,6 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     ];
 
     let _ = std::fs::remove_dir_all(&out);
-    let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
-    let dirty =
-        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     println!(
         "\nrecfmt against the Python writers: {} ({:.1} MB timeseries.bin, {} streams, {} rows), \
          best of {RUNS}; recfmt {commit}{}; pyarrow {}, h5py {} (HDF5 {}), numpy {}",
