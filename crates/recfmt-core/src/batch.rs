@@ -841,6 +841,44 @@ impl StreamBatch {
         self.rows = keep.iter().take(self.rows).filter(|&&k| k).count();
     }
 
+    /// The time of every row in seconds on the recording's axis (`None` where the time is
+    /// null), from the time column `desc` names: what [`FrameBuf::time_seconds`] gives row by
+    /// row.
+    pub fn times(&self, desc: &crate::StreamDesc) -> Vec<Option<f64>> {
+        let Some(column) = self.columns.get(desc.time) else {
+            return vec![None; self.rows];
+        };
+        let base = desc.time_base;
+        let seconds = |x: f64| Some(base.to_seconds_f64(x));
+        macro_rules! scalar {
+            ($v:expr) => {
+                $v.iter()
+                    .take(self.rows)
+                    .map(|&x| seconds(x as f64))
+                    .collect::<Vec<_>>()
+            };
+        }
+        let mut times = match (&column.data, column.width()) {
+            (ColumnData::U64(v), Some(1)) => scalar!(v),
+            (ColumnData::I64(v), Some(1)) => scalar!(v),
+            (ColumnData::F64(v), Some(1)) => scalar!(v),
+            (ColumnData::F32(v), Some(1)) => scalar!(v),
+            (ColumnData::U32(v), Some(1)) => scalar!(v),
+            (ColumnData::I32(v), Some(1)) => scalar!(v),
+            _ => (0..self.rows)
+                .map(|r| column.value(r).as_f64().and_then(seconds))
+                .collect(),
+        };
+        if let Some(valid) = column.validity() {
+            for (t, &ok) in times.iter_mut().zip(valid) {
+                if !ok {
+                    *t = None;
+                }
+            }
+        }
+        times
+    }
+
     /// Row `row` as values, as the row path gives it.
     pub fn row_values(&self, row: usize) -> Vec<Value> {
         self.columns.iter().map(|c| c.value(row)).collect()
@@ -1271,6 +1309,11 @@ mod tests {
         assert_eq!(batch.row_values(0)[3], rows[0][3]);
         assert_eq!(batch.row_values(2)[4], rows[2][4]);
         assert_eq!(batch.columns()[2].data().len(), 6);
+        let desc = crate::StreamDesc {
+            signals: signals(),
+            ..crate::StreamDesc::new("S", signals()[0].clone(), crate::TimeBase::MICROSECONDS)
+        };
+        assert_eq!(batch.times(&desc), [Some(1e-6), Some(2e-6), Some(3e-6)]);
     }
 
     #[test]

@@ -88,6 +88,7 @@ pub mod hdf5;
 pub mod json;
 mod mapping;
 mod merge;
+mod pending;
 mod select;
 mod sink;
 mod writers;
@@ -105,6 +106,7 @@ pub use mapping::{
 };
 
 pub use merge::{Alignment, MERGED_STREAM, MergedReader, OpenReader, count_rows};
+pub use pending::PendingMetadata;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
 
 /// The file format of exported tables.
@@ -192,6 +194,9 @@ pub struct ExportOptions {
     /// Extra schema-level metadata added to every table (e.g. `source.file`,
     /// `source.sha256`); it overrides entries of the same name.
     pub metadata: Metadata,
+    /// More schema-level metadata, still being computed when the export starts (the input's
+    /// SHA-256): each table waits for it when it is opened. It overrides `metadata`.
+    pub pending_metadata: Option<PendingMetadata>,
 }
 
 impl ExportOptions {
@@ -206,6 +211,7 @@ impl ExportOptions {
             compression: ParquetCompression::default(),
             csv: CsvOptions::default(),
             metadata: Metadata::new(),
+            pending_metadata: None,
         }
     }
 }

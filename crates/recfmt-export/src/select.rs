@@ -454,15 +454,7 @@ impl<R: RecordingReader> SelectedReader<R> {
         let rows = batch.rows();
         let needs_time = !self.range.is_empty() || self.absolute.is_some();
         let times: Vec<Option<f64>> = if needs_time {
-            let column = &batch.columns()[in_desc.time];
-            (0..rows)
-                .map(|r| {
-                    column
-                        .value(r)
-                        .as_f64()
-                        .map(|t| in_desc.time_base.to_seconds_f64(t))
-                })
-                .collect()
+            batch.times(in_desc)
         } else {
             Vec::new()
         };

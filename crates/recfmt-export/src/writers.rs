@@ -30,6 +30,8 @@ pub(crate) struct TablePlan {
 }
 
 struct Open {
+    /// The plan's schema with the pending metadata merged in.
+    schema: SchemaRef,
     sink: Sink,
     rows: u64,
     line: String,
@@ -151,15 +153,21 @@ fn work(
             ))
         })?;
         let batch_rows = batch.rows();
+        let schema = match open.get(&index) {
+            Some(table) => table.schema.clone(),
+            None => table_schema(plan, options)?,
+        };
         let (record, text_rows) = if options.format == TableFormat::Ndjson {
             (None, Some(batch))
         } else {
-            (Some(crate::batch::record_batch(&plan.schema, batch)?), None)
+            (Some(crate::batch::record_batch(&schema, batch)?), None)
         };
         let table = match open.entry(index) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            // Parquet settles its dictionaries on the first batch.
             std::collections::btree_map::Entry::Vacant(e) => e.insert(Open {
-                sink: Sink::create(&plan.path, &plan.schema, options, record.as_ref())?,
+                sink: Sink::create(&plan.path, &schema, options, record.as_ref())?,
+                schema,
                 rows: 0,
                 line: String::new(),
             }),
@@ -192,4 +200,16 @@ fn work(
         });
     }
     Ok(finished)
+}
+
+/// The plan's schema with the pending metadata (waited for here) merged in.
+fn table_schema(plan: &TablePlan, options: &ExportOptions) -> Result<SchemaRef, Error> {
+    Ok(match &options.pending_metadata {
+        None => plan.schema.clone(),
+        Some(pending) => {
+            let mut metadata = plan.schema.metadata().clone();
+            metadata.extend(pending.wait()?.clone());
+            Arc::new(plan.schema.as_ref().clone().with_metadata(metadata))
+        }
+    })
 }

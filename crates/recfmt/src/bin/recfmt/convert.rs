@@ -394,6 +394,14 @@ fn convert_one(
         );
     }
 
+    // The input's digest is computed on a thread of its own while the export decodes.
+    let digest = {
+        let input = input.to_path_buf();
+        recfmt_export::PendingMetadata::spawn(move || {
+            let sha256 = source_sha256(&input).map_err(|e| format!("{e:#}"))?;
+            Ok([("source.sha256".to_owned(), sha256)].into_iter().collect())
+        })
+    };
     let mut options = ExportOptions::new(match args.to {
         ConvertTo::Parquet => TableFormat::Parquet,
         ConvertTo::Csv => TableFormat::Csv,
@@ -413,6 +421,7 @@ fn convert_one(
         delimiter: delimiter(&args.delimiter)?,
         units_row: args.units_row,
     };
+    options.pending_metadata = Some(digest.clone());
     let meta = &mut options.metadata;
     meta.insert(
         "source.file".into(),
@@ -422,7 +431,6 @@ fn convert_one(
         ),
     );
     meta.insert("source.path".into(), input.display().to_string());
-    meta.insert("source.sha256".into(), source_sha256(input)?);
     meta.insert("source.format".into(), reader.header().format.to_string());
     meta.insert("source.version".into(), reader.header().version.clone());
     meta.insert("recfmt.recfmt_version".into(), recfmt::VERSION.into());
@@ -449,9 +457,11 @@ fn convert_one(
             Some(width) => width,
             None => longest_text(global, args, input)?,
         };
+        let mut metadata = options.metadata.clone();
+        metadata.extend(digest.wait()?.clone());
         let hdf5 = recfmt_export::hdf5::Hdf5Options {
             string_width,
-            metadata: options.metadata.clone(),
+            metadata,
             skip_omitted_values: true,
             ..Default::default()
         };

@@ -1,6 +1,6 @@
 //! One streaming pass over a recording, collecting what `info` and `validate` report.
 
-use recfmt_core::{FrameBuf, RecordingReader, Result};
+use recfmt_core::{BatchSet, RecordingReader, Result};
 
 /// Per-stream figures.
 #[derive(Debug, Clone, Default)]
@@ -46,26 +46,37 @@ impl ScanStats {
     }
 }
 
-/// Reads every row once.
+/// Rows per stream and batch in the scan.
+const SCAN_BATCH_ROWS: usize = 65_536;
+
+/// Reads every row once, in batches (formats with fixed layouts decode them column by column).
 pub fn scan(reader: &mut dyn RecordingReader) -> Result<ScanStats> {
     let schema = reader.schema().clone();
     let mut stats = ScanStats {
         streams: vec![StreamStats::default(); schema.streams.len()],
     };
-    let mut frame = FrameBuf::default();
-    while reader.read_frame(&mut frame)? {
-        let Some(s) = stats.streams.get_mut(frame.stream) else {
-            continue;
-        };
-        s.rows += 1;
-        if let Some(t) = frame.time_seconds(&schema.streams[frame.stream]) {
-            s.start = Some(s.start.map_or(t, |v| v.min(t)));
-            s.end = Some(s.end.map_or(t, |v| v.max(t)));
-            if s.last.is_some_and(|last| t < last) {
-                s.backwards += 1;
+    let mut batches = BatchSet::new(&schema, SCAN_BATCH_ROWS);
+    loop {
+        let more = reader.read_batches(&mut batches)?;
+        for batch in batches.take_at_least(if more { SCAN_BATCH_ROWS } else { 1 }) {
+            let (Some(s), Some(desc)) = (
+                stats.streams.get_mut(batch.stream()),
+                schema.streams.get(batch.stream()),
+            ) else {
+                continue;
+            };
+            s.rows += batch.rows() as u64;
+            for t in batch.times(desc).into_iter().flatten() {
+                s.start = Some(s.start.map_or(t, |v| v.min(t)));
+                s.end = Some(s.end.map_or(t, |v| v.max(t)));
+                if s.last.is_some_and(|last| t < last) {
+                    s.backwards += 1;
+                }
+                s.last = Some(t);
             }
-            s.last = Some(t);
+        }
+        if !more {
+            return Ok(stats);
         }
     }
-    Ok(stats)
 }
