@@ -154,7 +154,7 @@ impl FromStr for TableFormat {
 /// The compression of Parquet column chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ParquetCompression {
-    /// Zstandard at level 3 (the default).
+    /// Zstandard at level 1, as pyarrow writes it (the default).
     #[default]
     Zstd,
     /// Snappy.

@@ -82,23 +82,37 @@ impl CompiledLayout {
 }
 
 impl CompiledLayout {
-    /// Appends the value fields of `payload` (at least [`CompiledLayout::size`] bytes) to
-    /// `columns`, one column per value field, typed as the layout's signals: the batch path's
-    /// counterpart of [`CompiledLayout::decode_into`], with no `Value` in between. Returns
-    /// false, appending nothing, when the payload is too short or a column does not match.
-    #[inline]
+    /// True when `columns` (one per value field) have the types and shapes of the layout's
+    /// signals, as [`CompiledLayout::decode_columns_unchecked`] needs.
+    pub fn columns_match(&self, columns: &[ColumnBuf]) -> bool {
+        columns.len() >= self.fields.len()
+            && self
+                .fields
+                .iter()
+                .zip(columns)
+                .all(|(&(_, dtype, count), column)| {
+                    column.dtype() == dtype && column.width() == Some(count)
+                })
+    }
+
+    /// Appends the value fields of `payload` to `columns`, one column per value field: the
+    /// batch path's counterpart of [`CompiledLayout::decode_into`], with no `Value` in
+    /// between. Returns false, appending nothing, when the payload is too short or the
+    /// columns do not match ([`CompiledLayout::columns_match`]).
     pub fn decode_columns(&self, payload: &[u8], columns: &mut [ColumnBuf]) -> bool {
-        if payload.len() < self.size || columns.len() < self.fields.len() {
+        if !self.columns_match(columns) {
             return false;
         }
-        let matches = self
-            .fields
-            .iter()
-            .zip(columns.iter())
-            .all(|(&(_, dtype, count), column)| {
-                column.dtype() == dtype && column.width() == Some(count)
-            });
-        if !matches {
+        self.decode_columns_unchecked(payload, columns)
+    }
+
+    /// [`CompiledLayout::decode_columns`] for columns already known to match: each field is
+    /// appended to whatever column type it meets, so columns of another layout get the wrong
+    /// number of elements (which [`recfmt_core::StreamBatch::check_consistent`] reports), never
+    /// a panic.
+    #[inline]
+    pub fn decode_columns_unchecked(&self, payload: &[u8], columns: &mut [ColumnBuf]) -> bool {
+        if payload.len() < self.size {
             return false;
         }
         for (&(offset, dtype, count), column) in self.fields.iter().zip(columns.iter_mut()) {
@@ -110,13 +124,18 @@ impl CompiledLayout {
     }
 }
 
-/// Appends little-endian elements to a column of their type.
+/// Appends little-endian elements to a column of their type (one element: a plain push, the
+/// common case of scalar fields).
 #[inline]
 fn extend_column(data: &mut ColumnData, bytes: &[u8]) {
     macro_rules! extend {
         ($v:expr, $t:ty) => {{
             const N: usize = std::mem::size_of::<$t>();
-            $v.extend(bytes.chunks_exact(N).map(|c| <$t>::from_le_bytes(le(c))))
+            if bytes.len() == N {
+                $v.push(<$t>::from_le_bytes(le(bytes)))
+            } else {
+                $v.extend(bytes.chunks_exact(N).map(|c| <$t>::from_le_bytes(le(c))))
+            }
         }};
     }
     match data {

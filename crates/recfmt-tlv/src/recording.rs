@@ -75,6 +75,8 @@ pub struct UsvlogRecording<R> {
     records_done: bool,
     /// The record file, named in errors raised while reading rows.
     path: Option<PathBuf>,
+    /// Rows appended to each stream's batch and not yet committed (batch path).
+    pending_rows: Vec<usize>,
 }
 
 /// Static facts about USVLOG.
@@ -230,6 +232,7 @@ impl<R: Read> UsvlogRecording<R> {
             total_bytes: None,
             records_done: false,
             path: None,
+            pending_rows: Vec::new(),
         })
     }
 
@@ -309,7 +312,39 @@ impl<R: Read> UsvlogRecording<R> {
     /// stream is full or the records end (then returns false). Same rows, checks and integrity
     /// notes; records of unwanted streams are checked but not decoded.
     fn next_record_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        // Rows are counted here and committed once per call, not once per record.
+        let mut pending = std::mem::take(&mut self.pending_rows);
+        pending.clear();
+        pending.resize(dst.len(), 0);
+        let result = self.fill_record_batches(dst, &mut pending);
+        for (stream, &rows) in pending.iter().enumerate() {
+            if rows > 0 {
+                dst.stream_mut(stream).commit_rows(rows);
+            }
+        }
+        self.pending_rows = pending;
+        result
+    }
+
+    /// The loop of [`Self::next_record_batches`]; `pending[s]` counts the rows appended to
+    /// stream `s` and not yet committed.
+    fn fill_record_batches(&mut self, dst: &mut BatchSet, pending: &mut [usize]) -> Result<bool> {
         let capacity = dst.capacity();
+        if dst.len() != self.schema.streams.len() {
+            return Err(batch_error(format!(
+                "a batch set of {} streams for a schema of {}",
+                dst.len(),
+                self.schema.streams.len()
+            )));
+        }
+        // Checked once here, so each record is decoded without looking at the column types.
+        for (stream, compiled) in self.compiled.iter().enumerate() {
+            if dst.wants(stream) && !compiled.columns_match(&dst.stream(stream).columns()[1..]) {
+                return Err(batch_error(format!(
+                    "the columns of stream {stream} do not match its layout"
+                )));
+            }
+        }
         loop {
             let Some(record) = self.reader.read_record_ref()? else {
                 return Ok(false);
@@ -317,11 +352,11 @@ impl<R: Read> UsvlogRecording<R> {
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
-                if !dst.wants(self.unknown_stream) {
+                let unknown = self.unknown_stream;
+                if !dst.wants(unknown) {
                     continue;
                 }
-                let batch = dst.stream_mut(self.unknown_stream);
-                let columns = batch.columns_mut();
+                let columns = dst.stream_mut(unknown).columns_mut();
                 if let ColumnData::U64(t) = columns[0].data_mut() {
                     t.push(record.t_us);
                 }
@@ -331,8 +366,8 @@ impl<R: Read> UsvlogRecording<R> {
                 columns[2]
                     .push_bytes(record.payload)
                     .map_err(|e| batch_error(e.to_string()))?;
-                batch.commit_rows(1);
-                if batch.rows() >= capacity {
+                pending[unknown] += 1;
+                if dst.stream(unknown).rows() + pending[unknown] >= capacity {
                     return Ok(true);
                 }
                 continue;
@@ -340,30 +375,27 @@ impl<R: Read> UsvlogRecording<R> {
             let compiled = &self.compiled[stream];
             let (expected, found) = (compiled.size, record.payload.len());
             if found >= expected && dst.wants(stream) {
-                let batch = dst.stream_mut(stream);
-                let columns = batch.columns_mut();
-                let Some((time, values)) = columns.split_first_mut() else {
-                    return Err(batch_error(format!("stream {stream} has no time column")));
-                };
-                if !compiled.decode_columns(record.payload, values) {
-                    return Err(batch_error(format!(
-                        "the columns of stream {stream} do not match its layout"
-                    )));
+                let columns = dst.stream_mut(stream).columns_mut();
+                if let Some((time, values)) = columns.split_first_mut() {
+                    compiled.decode_columns_unchecked(record.payload, values);
+                    if let ColumnData::U64(t) = time.data_mut() {
+                        t.push(record.t_us);
+                    }
                 }
-                if let ColumnData::U64(t) = time.data_mut() {
-                    t.push(record.t_us);
-                }
-                batch.commit_rows(1);
+                pending[stream] += 1;
             }
+            let full = |dst: &BatchSet, pending: &[usize]| {
+                dst.stream(stream).rows() + pending[stream] >= capacity
+            };
             if found == expected {
-                if dst.stream(stream).rows() >= capacity {
+                if full(dst, pending) {
                     return Ok(true);
                 }
                 continue;
             }
             let (offset, type_id) = (record.offset, record.type_id);
             if self.payload_length_mismatch(offset, type_id, stream, expected, found)?
-                && dst.stream(stream).rows() >= capacity
+                && full(dst, pending)
             {
                 return Ok(true);
             }
