@@ -29,8 +29,9 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    DType, FormatDescriptor, FormatInfo, FrameBuf, Header, Integrity, ReadOptions, RecordingReader,
-    Schema, Score, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference, TimeSystem, Value,
+    BatchSet, ColumnData, DType, FormatDescriptor, FormatInfo, FrameBuf, Header, Integrity,
+    ReadOptions, RecordingReader, Schema, Score, SignalDesc, StreamDesc, Tier, TimeBase,
+    TimeReference, TimeSystem, Value,
 };
 
 use crate::continuous::{self, ContinuousFrame, ExtraProperty, FrameIndex};
@@ -177,6 +178,8 @@ pub struct FgTape {
     frames: Frames,
     pending: VecDeque<Pending>,
     values: Vec<SignalValue>,
+    /// The row the batch path builds multiplayer and extra-property rows in.
+    row: FrameBuf,
     streams: [Option<usize>; 3],
     size: u64,
     done: bool,
@@ -490,6 +493,7 @@ impl FgTape {
             frames,
             pending: VecDeque::new(),
             values: Vec::new(),
+            row: FrameBuf::default(),
             streams,
             size,
             done: false,
@@ -551,9 +555,12 @@ impl FgTape {
         true
     }
 
-    /// Fills `dst` with a `signals` row from a signal block.
-    fn signals_row(&mut self, time: f64, block: &[u8], dst: &mut FrameBuf) -> crate::Result<bool> {
+    /// Fills `dst` with a `signals` row from the signal block of the frame just read.
+    fn signals_row(&mut self, time: f64, dst: &mut FrameBuf) -> crate::Result<bool> {
         let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
+            return Ok(false);
+        };
+        let Some(block) = self.frames.signal_block() else {
             return Ok(false);
         };
         layout.decode_into(block, &mut self.values)?;
@@ -572,6 +579,137 @@ impl FgTape {
         Ok(true)
     }
 
+    /// The batch path of [`Self::signals_row`]: appends the signal block of the frame just
+    /// read to the `signals` batch when `dst` wants it. The block length is checked either
+    /// way, so an unwanted stream fails where the row path fails.
+    fn signals_batch(&self, time: f64, dst: &mut BatchSet) -> crate::Result<()> {
+        let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
+            return Ok(());
+        };
+        let Some(block) = self.frames.signal_block() else {
+            return Ok(());
+        };
+        layout.check_block(block)?;
+        if !dst.wants(stream) {
+            return Ok(());
+        }
+        let batch = dst.stream_mut(stream);
+        let Some((t, columns)) = batch.columns_mut().split_first_mut() else {
+            return Err(crate::Error::invalid(
+                "the signals stream has no time column",
+            ));
+        };
+        layout.decode_columns(block, columns)?;
+        if let ColumnData::F64(t) = t.data_mut() {
+            t.push(time);
+        }
+        batch.commit_rows(1);
+        Ok(())
+    }
+
+    /// Checks once per batch call that the `signals` columns are the ones the layout decodes
+    /// into, so a decode never stops half way through a row.
+    fn check_signal_columns(&self, dst: &BatchSet) -> crate::Result<()> {
+        let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
+            return Ok(());
+        };
+        if !dst.wants(stream) {
+            return Ok(());
+        }
+        let columns = dst.stream(stream).columns();
+        let time_ok = columns
+            .first()
+            .is_some_and(|c| c.dtype() == DType::F64 && c.width() == Some(1));
+        if !time_ok || !layout.columns_match(&columns[1..]) {
+            return Err(crate::Error::invalid(
+                "the signals batch does not have the columns of the signal layout",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads the next frame, queues its multiplayer and extra-property rows, and returns its
+    /// time; its signal block is then [`Frames::signal_block`]. `None` when no frame was read
+    /// (the tape ended, or reading stopped on an error noted in the integrity report).
+    fn advance(&mut self) -> crate::Result<Option<f64>> {
+        match &mut self.frames {
+            Frames::Normal(normal) => {
+                let more = match normal.next_frame() {
+                    Ok(more) => more,
+                    Err(e) if !self.strict => {
+                        let offset = e.offset().map_or(0, |o| o.get());
+                        self.integrity.skip_corrupt(offset, 0, &e.to_string());
+                        false
+                    }
+                    Err(e) => return Err(e),
+                };
+                if !more {
+                    self.done = true;
+                    return Ok(None);
+                }
+                let time = normal.frame.time;
+                self.pending.extend(
+                    normal
+                        .frame
+                        .multiplayer
+                        .drain(..)
+                        .map(|packet| Pending::Mp { time, packet }),
+                );
+                Ok(Some(time))
+            }
+            Frames::Continuous {
+                reader,
+                frame,
+                multiplayer,
+                extra,
+                ..
+            } => {
+                let more = match reader.read_frame(frame) {
+                    Ok(more) => more,
+                    Err(e) if !self.strict => {
+                        let offset = e.offset().map_or(reader.position(), |o| o.get());
+                        self.integrity.skip_corrupt(offset, 0, &e.to_string());
+                        false
+                    }
+                    Err(e) => return Err(e),
+                };
+                if !more {
+                    if let Some(t) = reader.truncated()
+                        && self.integrity.truncated_at != Some(t.offset.get())
+                    {
+                        self.integrity.truncate(t.offset.get(), t.bytes);
+                    }
+                    self.done = true;
+                    return Ok(None);
+                }
+                let time = frame.time;
+                if let Some(item) = multiplayer.and_then(|i| frame.items.get(i)) {
+                    match crate::mp::split_u16_packets(item) {
+                        Ok(list) => self.pending.extend(list.into_iter().map(|p| Pending::Mp {
+                            time,
+                            packet: p.to_vec(),
+                        })),
+                        Err(at) => self.integrity.warn(format!(
+                            "frame at t={time}: multiplayer item broken at item byte {at}"
+                        )),
+                    }
+                }
+                if let Some(item) = extra.and_then(|i| frame.items.get(i)) {
+                    match continuous::decode_extra_properties(item) {
+                        Ok(list) => self.pending.extend(
+                            list.into_iter()
+                                .map(|record| Pending::Extra { time, record }),
+                        ),
+                        Err(at) => self.integrity.warn(format!(
+                            "frame at t={time}: extra-properties item broken at item byte {at}"
+                        )),
+                    }
+                }
+                Ok(Some(time))
+            }
+        }
+    }
+
     fn next_row(&mut self, dst: &mut FrameBuf) -> crate::Result<bool> {
         loop {
             if self.emit_pending(dst) {
@@ -580,101 +718,70 @@ impl FgTape {
             if self.done {
                 return Ok(false);
             }
-            match &mut self.frames {
-                Frames::Normal(normal) => {
-                    let more = match normal.next_frame() {
-                        Ok(more) => more,
-                        Err(e) if !self.strict => {
-                            let offset = e.offset().map_or(0, |o| o.get());
-                            self.integrity.skip_corrupt(offset, 0, &e.to_string());
-                            false
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    if !more {
-                        self.done = true;
-                        continue;
-                    }
-                    let mut frame = std::mem::take(&mut normal.frame);
-                    let time = frame.time;
-                    self.pending.extend(
-                        frame
-                            .multiplayer
-                            .drain(..)
-                            .map(|packet| Pending::Mp { time, packet }),
-                    );
-                    let ok = self.signals_row(time, &frame.signals, dst);
-                    if let Frames::Normal(normal) = &mut self.frames {
-                        normal.frame = frame;
-                    }
-                    if ok? {
-                        return Ok(true);
-                    }
-                }
-                Frames::Continuous {
-                    reader,
-                    frame,
-                    signals,
-                    multiplayer,
-                    extra,
-                    ..
-                } => {
-                    let more = match reader.read_frame(frame) {
-                        Ok(more) => more,
-                        Err(e) if !self.strict => {
-                            let offset = e.offset().map_or(reader.position(), |o| o.get());
-                            self.integrity.skip_corrupt(offset, 0, &e.to_string());
-                            false
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    if !more {
-                        if let Some(t) = reader.truncated()
-                            && self.integrity.truncated_at != Some(t.offset.get())
-                        {
-                            self.integrity.truncate(t.offset.get(), t.bytes);
-                        }
-                        self.done = true;
-                        continue;
-                    }
-                    let (signals, multiplayer, extra) = (*signals, *multiplayer, *extra);
-                    let time = frame.time;
-                    if let Some(i) = multiplayer {
-                        match crate::mp::split_u16_packets(&frame.items[i]) {
-                            Ok(list) => {
-                                self.pending.extend(list.into_iter().map(|p| Pending::Mp {
-                                    time,
-                                    packet: p.to_vec(),
-                                }))
-                            }
-                            Err(at) => self.integrity.warn(format!(
-                                "frame at t={time}: multiplayer item broken at item byte {at}"
-                            )),
-                        }
-                    }
-                    if let Some(i) = extra {
-                        match continuous::decode_extra_properties(&frame.items[i]) {
-                            Ok(list) => self.pending.extend(
-                                list.into_iter()
-                                    .map(|record| Pending::Extra { time, record }),
-                            ),
-                            Err(at) => self.integrity.warn(format!(
-                                "frame at t={time}: extra-properties item broken at item byte {at}"
-                            )),
-                        }
-                    }
-                    if let Some(i) = signals {
-                        let block = std::mem::take(&mut frame.items[i]);
-                        let ok = self.signals_row(time, &block, dst);
-                        if let Frames::Continuous { frame, .. } = &mut self.frames {
-                            frame.items[i] = block;
-                        }
-                        if ok? {
-                            return Ok(true);
-                        }
-                    }
-                }
+            let Some(time) = self.advance()? else {
+                continue;
+            };
+            if self.signals_row(time, dst)? {
+                return Ok(true);
             }
+        }
+    }
+
+    /// The batch path of [`Self::next_row`]: the same frames and integrity notes; `signals`
+    /// rows are decoded straight into the columns (and only checked when unwanted);
+    /// multiplayer and extra-property rows, few and mostly text, go through the row path,
+    /// and unwanted ones are dropped without decoding.
+    fn next_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        self.check_signal_columns(dst)?;
+        loop {
+            if dst.is_full() {
+                return Ok(true);
+            }
+            if let Some(p) = self.pending.front() {
+                let stream = match p {
+                    Pending::Mp { .. } => self.streams[1],
+                    Pending::Extra { .. } => self.streams[2],
+                };
+                match stream {
+                    Some(s) if dst.wants(s) => {
+                        let mut row = std::mem::take(&mut self.row);
+                        let emitted = self.emit_pending(&mut row);
+                        let pushed = if emitted {
+                            dst.push_frame(&row, &self.schema)
+                        } else {
+                            Ok(())
+                        };
+                        self.row = row;
+                        pushed?;
+                    }
+                    _ => {
+                        self.pending.pop_front();
+                    }
+                }
+                continue;
+            }
+            if self.done {
+                return Ok(false);
+            }
+            let Some(time) = self.advance()? else {
+                continue;
+            };
+            self.signals_batch(time, dst)?;
+        }
+    }
+}
+
+impl Frames {
+    /// The signal block of the frame last read (`None` for tapes without signals).
+    fn signal_block(&self) -> Option<&[u8]> {
+        match self {
+            Frames::Normal(normal) => Some(&normal.frame.signals),
+            Frames::Continuous {
+                frame,
+                signals: Some(i),
+                ..
+            } => frame.items.get(*i).map(Vec::as_slice),
+            Frames::Continuous { signals: None, .. } => None,
         }
     }
 }
@@ -691,6 +798,9 @@ impl RecordingReader for FgTape {
     }
     fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
         Ok(self.next_row(dst)?)
+    }
+    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        self.next_batches(dst)
     }
     fn integrity(&self) -> &Integrity {
         &self.integrity

@@ -26,7 +26,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use recfmt_core::{DType, Limits};
+use recfmt_core::{ColumnBuf, ColumnData, DType, Limits};
 
 use crate::error::{Error, Offset, Result};
 use crate::props::PropNode;
@@ -324,8 +324,9 @@ impl SignalLayout {
         })
     }
 
-    /// Decodes a whole signal block into `out` (cleared first).
-    pub fn decode_into(&self, block: &[u8], out: &mut Vec<SignalValue>) -> Result<()> {
+    /// Checks that a signal block holds the whole layout (longer blocks are fine: the
+    /// Continuous `signals` item carries 8 unused bytes after it).
+    pub fn check_block(&self, block: &[u8]) -> Result<()> {
         if block.len() < self.block_len {
             return Err(Error::invalid(format!(
                 "signal block has {} bytes, the layout needs {}",
@@ -333,8 +334,68 @@ impl SignalLayout {
                 self.block_len
             )));
         }
+        Ok(())
+    }
+
+    /// Decodes a whole signal block into `out` (cleared first).
+    pub fn decode_into(&self, block: &[u8], out: &mut Vec<SignalValue>) -> Result<()> {
+        self.check_block(block)?;
         out.clear();
         out.extend((0..self.signals.len()).filter_map(|i| self.value(block, i)));
+        Ok(())
+    }
+
+    /// True when `columns` are, one per signal in frame order, scalar columns of the
+    /// signals' dtypes: the columns [`SignalLayout::decode_columns`] appends to.
+    pub fn columns_match(&self, columns: &[ColumnBuf]) -> bool {
+        columns.len() == self.signals.len()
+            && columns
+                .iter()
+                .zip(&self.signals)
+                .all(|(c, s)| c.dtype() == s.ty.dtype() && c.width() == Some(1))
+    }
+
+    /// Appends the values of a whole signal block, one per column, to `columns` (one scalar
+    /// column per signal in frame order, of the signal's dtype, as
+    /// [`SignalLayout::columns_match`] checks): the batch form of
+    /// [`SignalLayout::decode_into`], the same values without a [`SignalValue`] per value.
+    /// The caller counts the row. Nothing is appended when the block is short or a column
+    /// has another type.
+    pub fn decode_columns(&self, block: &[u8], columns: &mut [ColumnBuf]) -> Result<()> {
+        self.check_block(block)?;
+        if !self.columns_match(columns) {
+            return Err(Error::invalid(
+                "the columns do not match the signal layout".to_string(),
+            ));
+        }
+        let mut columns = columns.iter_mut();
+        let mut offset = 0usize;
+        macro_rules! numbers {
+            ($slot:expr, $variant:ident, $t:ty) => {{
+                const SIZE: usize = std::mem::size_of::<$t>();
+                let n = self.counts[$slot];
+                let bytes = block.get(offset..offset + n * SIZE).unwrap_or_default();
+                for (column, chunk) in columns.by_ref().take(n).zip(bytes.chunks_exact(SIZE)) {
+                    if let (ColumnData::$variant(v), Ok(b)) =
+                        (column.data_mut(), <[u8; SIZE]>::try_from(chunk))
+                    {
+                        v.push(<$t>::from_le_bytes(b));
+                    }
+                }
+                offset += n * SIZE;
+            }};
+        }
+        numbers!(0, F64, f64);
+        numbers!(1, F32, f32);
+        numbers!(2, I32, i32);
+        numbers!(3, I16, i16);
+        numbers!(4, I8, i8);
+        let bits = block.get(offset..).unwrap_or_default();
+        for (i, column) in columns.enumerate() {
+            if let ColumnData::Bool(v) = column.data_mut() {
+                v.push(bits.get(i >> 3).is_some_and(|b| b & (1 << (i & 7)) != 0));
+            }
+        }
         Ok(())
     }
 
