@@ -5,13 +5,14 @@ use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 use recfmt_core::{
-    DType, FormatDescriptor, FormatInfo, FrameBuf, Integrity, Limits, Metadata, ReadOptions,
-    RecordingReader, Schema, Score, Shape, SignalDesc, StreamDesc, Tier, TimeBase, TimeReference,
-    TimeSystem, Value, unix_to_rfc3339,
+    BatchSet, DType, FormatDescriptor, FormatInfo, FrameBuf, Integrity, Limits, Metadata,
+    ReadOptions, RecordingReader, Schema, Score, Shape, SignalDesc, StreamDesc, Tier, TimeBase,
+    TimeReference, TimeSystem, Value, unix_to_rfc3339,
 };
 
 use crate::error::{Error, FORMAT_ID};
-use crate::flavour::{Flavour, VectorWidth, WheelPhysicsLayout};
+use crate::fixed::FixedLayout;
+use crate::flavour::{Flavour, PacketKind, VectorWidth, WheelPhysicsLayout};
 use crate::header::Header;
 use crate::io::Reader;
 use crate::packet::{Packet, PhysicsControl, Weather};
@@ -102,6 +103,35 @@ fn stream_of(packet: &Packet) -> Option<usize> {
     STREAM_NAMES.iter().position(|n| *n == name)
 }
 
+/// The stream of a packet kind (as [`stream_of`] gives it for a packet of that kind).
+fn stream_of_kind(kind: PacketKind) -> Option<usize> {
+    let name = match kind {
+        PacketKind::FrameStart => "frame",
+        PacketKind::FrameEnd | PacketKind::FrameCounter => return None,
+        k => k.name(),
+    };
+    STREAM_NAMES.iter().position(|n| *n == name)
+}
+
+/// For each packet kind (by its position in [`PacketKind::ALL`]) with fixed-size records:
+/// the record layout and the stream its rows go to.
+type FixedKinds = [Option<(FixedLayout, usize)>; PacketKind::ALL.len()];
+
+fn fixed_kinds(width: VectorWidth) -> FixedKinds {
+    PacketKind::ALL
+        .map(|kind| FixedLayout::of(kind, width).and_then(|l| Some((l, stream_of_kind(kind)?))))
+}
+
+/// A fixed-size packet the batch path read and checked but did not decode into a
+/// [`Packet`]: its body is the reader's last packet.
+#[derive(Debug, Clone, Copy)]
+struct FixedPacket {
+    /// Position of the kind in [`PacketKind::ALL`].
+    kind: usize,
+    /// Records in the body.
+    records: usize,
+}
+
 /// A CARLA recording read as recfmt streams.
 ///
 /// Every packet kind is a stream (see [`STREAM_NAMES`]), listed even when the file holds no
@@ -139,6 +169,13 @@ pub struct CarlaRecording<R: Read> {
     /// The frame being read (id, offset of its FrameStart) until its FrameEnd arrives: a file
     /// that ends while one is open lost the rest of that frame.
     open_frame: Option<(u64, u64)>,
+    /// Record layouts of the fixed-size packet kinds, for the batch path.
+    fixed: Box<FixedKinds>,
+    /// The current packet when the batch path left it undecoded (`rec` counts its records
+    /// already turned into rows); decoded before the row path goes on with it.
+    fixed_packet: Option<FixedPacket>,
+    /// The row the batch path builds rows of other packets in.
+    row: FrameBuf,
 }
 
 /// Repositions a reader at the first frame at or after a time; set only for seekable sources.
@@ -268,6 +305,9 @@ impl<R: Read> CarlaRecording<R> {
             seek: None,
             scan_decoded: 0,
             open_frame: None,
+            fixed: Box::new(fixed_kinds(flavour.vector_width())),
+            fixed_packet: None,
+            row: FrameBuf::default(),
         })
     }
 
@@ -289,7 +329,48 @@ impl<R: Read> CarlaRecording<R> {
 
     /// Reads the next packet; returns false at the end.
     fn next_packet(&mut self) -> recfmt_core::Result<bool> {
-        match self.reader.read_packet(&mut self.packet) {
+        self.fixed_packet = None;
+        let read = self.reader.read_packet(&mut self.packet);
+        self.packet_read(read)
+    }
+
+    /// The batch form of [`Self::next_packet`]: a packet of a fixed-size kind whose body
+    /// passes the decoder's checks is left undecoded ([`Self::fixed_packet`]); any other
+    /// packet is decoded as the row path decodes it. Same streams, integrity notes and
+    /// errors.
+    fn next_packet_batch(&mut self) -> recfmt_core::Result<bool> {
+        self.fixed_packet = None;
+        let read = match self.reader.read_packet_undecoded() {
+            Ok(0) => Ok(0),
+            Ok(n) => {
+                let raw = self.reader.last_raw_packet();
+                let fixed = self
+                    .reader
+                    .flavour()
+                    .and_then(|f| f.kind_of(raw.id))
+                    .and_then(|kind| PacketKind::ALL.iter().position(|k| *k == kind))
+                    .and_then(|kind| {
+                        let (layout, stream) = self.fixed[kind].as_ref()?;
+                        let records = layout.check(&raw.body)?;
+                        Some((FixedPacket { kind, records }, *stream))
+                    });
+                if let Some((packet, stream)) = fixed {
+                    self.fixed_packet = Some(packet);
+                    self.stream = Some(stream);
+                    self.rec = 0;
+                    self.sub = 0;
+                    return Ok(true);
+                }
+                self.reader.decode_last(&mut self.packet).map(|()| n)
+            }
+            Err(e) => Err(e),
+        };
+        self.packet_read(read)
+    }
+
+    /// Bookkeeping after a packet was read into `self.packet` (or reading it failed).
+    fn packet_read(&mut self, read: crate::error::Result<usize>) -> recfmt_core::Result<bool> {
+        match read {
             Ok(0) => {
                 self.end_of_file()?;
                 Ok(false)
@@ -567,6 +648,75 @@ impl<R: Read> CarlaRecording<R> {
     }
 }
 
+impl<R: Read> CarlaRecording<R> {
+    /// The batch path of [`RecordingReader::read_frame`]: appends rows to `dst` until a
+    /// wanted stream holds its capacity (true) or the recording ends (false). Records of
+    /// fixed-size packets go straight from the body into the columns; other packets are
+    /// decoded and their rows pushed one by one (in `row`). Packets of unwanted streams are
+    /// still checked (or decoded) so that the integrity report is the row path's, but give
+    /// no rows.
+    fn next_batches(
+        &mut self,
+        dst: &mut BatchSet,
+        row: &mut FrameBuf,
+    ) -> recfmt_core::Result<bool> {
+        let capacity = dst.capacity();
+        loop {
+            if self.done {
+                return Ok(false);
+            }
+            if let Some(stream) = self.stream.filter(|&s| dst.wants(s)) {
+                if let Some(FixedPacket { kind, records }) = self.fixed_packet {
+                    let batch = dst.stream_mut(stream);
+                    let rows = (records.saturating_sub(self.rec))
+                        .min(capacity.saturating_sub(batch.rows()));
+                    if rows > 0 {
+                        let Some((layout, _)) = self.fixed[kind].as_ref() else {
+                            return Err(batch_error("a fixed packet kind without a layout"));
+                        };
+                        if !layout.columns_match(batch.columns()) {
+                            return Err(batch_error(&format!(
+                                "the {} batch does not have the columns of its packet records",
+                                STREAM_NAMES[stream]
+                            )));
+                        }
+                        let body = &self.reader.last_raw_packet().body;
+                        layout.append(
+                            body,
+                            self.rec,
+                            rows,
+                            self.elapsed,
+                            self.frame,
+                            batch.columns_mut(),
+                        );
+                        batch.commit_rows(rows);
+                        self.rec += rows;
+                    }
+                    if batch.rows() >= capacity {
+                        return Ok(true);
+                    }
+                } else {
+                    while self.next_row(row) {
+                        dst.push_frame(row, &self.schema)?;
+                        if dst.stream(stream).rows() >= capacity {
+                            return Ok(true);
+                        }
+                    }
+                }
+            }
+            if !self.next_packet_batch()? {
+                self.done = true;
+                return Ok(false);
+            }
+        }
+    }
+}
+
+/// An error about batch columns that do not match the schema the adapter made.
+fn batch_error(message: &str) -> recfmt_core::Error {
+    recfmt_core::Error::invalid(message.to_owned())
+}
+
 fn fill_physics(f: &mut Fill<'_>, r: &PhysicsControl) {
     f.u64(r.database_id.into());
     for x in [
@@ -625,6 +775,10 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
     }
 
     fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
+        if self.fixed_packet.take().is_some() {
+            // A packet the batch path left undecoded (it passed the decoder's checks).
+            self.reader.decode_last(&mut self.packet)?;
+        }
         loop {
             if self.done {
                 return Ok(false);
@@ -637,6 +791,16 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
                 return Ok(false);
             }
         }
+    }
+
+    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        if dst.is_full() {
+            return Ok(true);
+        }
+        let mut row = std::mem::take(&mut self.row);
+        let result = self.next_batches(dst, &mut row);
+        self.row = row;
+        result
     }
 
     fn integrity(&self) -> &Integrity {
@@ -663,6 +827,7 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
         let outcome = seek(&mut self.reader, start, seconds, &self.limits)?;
         self.scan_decoded += outcome.decoded;
         self.stream = None;
+        self.fixed_packet = None;
         self.open_frame = None;
         self.rec = 0;
         self.sub = 0;

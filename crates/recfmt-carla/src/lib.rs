@@ -72,6 +72,7 @@ pub mod adapter;
 pub mod codec;
 mod detect;
 mod error;
+mod fixed;
 mod flavour;
 mod header;
 mod index;

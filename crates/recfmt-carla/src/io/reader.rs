@@ -347,18 +347,41 @@ impl<R: Read> Reader<R> {
     ///
     /// Reads the header first if [`Reader::read_header`] was not called.
     pub fn read_packet(&mut self, dst: &mut Packet) -> Result<usize> {
-        let flavour = self.detect_flavour()?;
+        let n = self.read_packet_undecoded()?;
+        if n > 0 {
+            self.decode_last(dst)?;
+        }
+        Ok(n)
+    }
+
+    /// The first half of [`Reader::read_packet`]: reads the next packet, counts it as
+    /// decoded and keeps it as the last packet ([`Reader::last_raw_packet`]) without decoding
+    /// its body. Returns the bytes it spans, or 0 at the end of the file. The batch path
+    /// decodes fixed-size bodies itself and everything else with [`Reader::decode_last`].
+    pub(crate) fn read_packet_undecoded(&mut self) -> Result<usize> {
+        self.detect_flavour()?;
         let mut raw = std::mem::take(&mut self.raw);
-        let result = match self.read_raw_packet(&mut raw) {
-            Ok(0) => Ok(0),
-            Ok(n) => {
-                self.decoded += n as u64;
-                self.decode(&raw, flavour, dst).map(|()| n)
-            }
-            Err(e) => Err(e),
-        };
+        let result = self.read_raw_packet(&mut raw);
+        if let Ok(n) = result {
+            self.decoded += n as u64;
+        }
         self.raw = raw;
         result
+    }
+
+    /// The second half of [`Reader::read_packet`]: decodes the last packet read into `dst`
+    /// (switching between the 0.9.10 and 0.9.12 flavours as `read_packet` does).
+    pub(crate) fn decode_last(&mut self, dst: &mut Packet) -> Result<()> {
+        let flavour = self.detect_flavour()?;
+        let raw = std::mem::take(&mut self.raw);
+        let result = self.decode(&raw, flavour, dst);
+        self.raw = raw;
+        result
+    }
+
+    /// The last packet read, undecoded.
+    pub(crate) fn last_raw_packet(&self) -> &RawPacket {
+        &self.raw
     }
 
     /// Bytes of the packets [`Reader::read_packet`] has decoded (headers included).
