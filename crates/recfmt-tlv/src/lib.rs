@@ -79,7 +79,9 @@ pub use layout::{
 pub use meta::Meta;
 pub use probe::{FORMAT, score, score_dir};
 pub use record::{RECORD_HEADER_LEN, Record, RecordHeader, RecordRef};
-pub use recording::{EVENTS_STREAM, INFO, SessionPaths, UNKNOWN_STREAM, UsvlogRecording};
+pub use recording::{
+    EVENTS_STREAM, INFO, MAX_EVENT_LINE_LEN, SessionPaths, UNKNOWN_STREAM, UsvlogRecording,
+};
 pub use writer::{UsvlogRecordingWriter, copy_session};
 
 /// The format id used on the command line and in metadata.

@@ -81,6 +81,15 @@ impl Meta {
             .unwrap_or_default()
     }
 
+    /// `files["events.jsonl"].event_count`, when present.
+    pub fn event_count(&self) -> Option<u64> {
+        self.json
+            .get("files")?
+            .get("events.jsonl")?
+            .get("event_count")?
+            .as_u64()
+    }
+
     /// Scalar entries flattened to dotted keys (`scenario.name`, `time.dt_us`, ...), for
     /// recording metadata. The record catalog and counts are left out.
     pub fn flattened(&self) -> BTreeMap<String, String> {

@@ -19,6 +19,9 @@ use crate::meta::Meta;
 pub const UNKNOWN_STREAM: &str = "REC_UNKNOWN";
 /// Name of the stream of `events.jsonl` entries.
 pub const EVENTS_STREAM: &str = "EVENTS";
+/// Longest `events.jsonl` line kept, in bytes; a longer line is skipped as corrupt without
+/// ever being held whole in memory.
+pub const MAX_EVENT_LINE_LEN: usize = 1 << 20;
 
 /// The files of a session: `timeseries.bin` and, when present, `meta.json` and `events.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +69,16 @@ pub struct UsvlogRecording<R> {
     stream_of_type: Box<[u32]>,
     unknown_stream: usize,
     events_stream: Option<usize>,
-    events: Option<std::io::Lines<BufReader<File>>>,
+    events: Option<BufReader<File>>,
     events_line: u64,
+    /// Byte offset of the next `events.jsonl` line.
+    events_offset: u64,
+    /// Events read, and how many `meta.json` says the file holds.
+    events_read: u64,
+    events_expected: Option<u64>,
+    /// Records of each stream's type seen, and how many `meta.json` says were written.
+    records_seen: Vec<u64>,
+    records_expected: Vec<(usize, u64)>,
     strict: bool,
     unknown_counts: BTreeMap<u16, u64>,
     long_payload_warned: HashMap<u16, ()>,
@@ -102,7 +113,7 @@ impl UsvlogRecording<BufReader<File>> {
         let file = File::open(&paths.timeseries).in_file(&paths.timeseries)?;
         let total = file.metadata().ok().map(|m| m.len());
         let events = match &paths.events {
-            Some(p) => Some(BufReader::new(File::open(p).in_file(p)?).lines()),
+            Some(p) => Some(BufReader::new(File::open(p).in_file(p)?)),
             None => None,
         };
         let mut recording = UsvlogRecording::new(
@@ -133,7 +144,7 @@ impl<R: Read> UsvlogRecording<R> {
         meta: Option<&Meta>,
         user_layouts: &[RecordLayout],
         options: &ReadOptions,
-        events: Option<std::io::Lines<BufReader<File>>>,
+        events: Option<BufReader<File>>,
     ) -> Result<Self> {
         let catalog = meta.map(Meta::record_catalog).transpose()?.flatten();
         let table = LayoutTable::resolve(catalog.as_ref(), user_layouts);
@@ -215,7 +226,18 @@ impl<R: Read> UsvlogRecording<R> {
             schema.streams.len() - 1
         });
 
+        let records_expected = meta
+            .map(Meta::record_counts)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(name, n)| Some((layouts.iter().position(|l| l.name == name)?, n)))
+            .collect();
         Ok(UsvlogRecording {
+            records_seen: vec![0; layouts.len()],
+            records_expected,
+            events_offset: 0,
+            events_read: 0,
+            events_expected: meta.and_then(Meta::event_count),
             reader,
             header,
             schema,
@@ -255,6 +277,7 @@ impl<R: Read> UsvlogRecording<R> {
                 dst.values[2].set_bytes(record.payload);
                 return Ok(true);
             }
+            self.records_seen[stream] += 1;
             let compiled = &self.compiled[stream];
             let (expected, found) = (compiled.size, record.payload.len());
             if found >= expected {
@@ -372,6 +395,7 @@ impl<R: Read> UsvlogRecording<R> {
                 }
                 continue;
             }
+            self.records_seen[stream] += 1;
             let compiled = &self.compiled[stream];
             let (expected, found) = (compiled.size, record.payload.len());
             if found >= expected && dst.wants(stream) {
@@ -402,8 +426,10 @@ impl<R: Read> UsvlogRecording<R> {
         }
     }
 
-    /// Called once when the records end: notes the unknown record types kept.
-    fn finish_records(&mut self) {
+    /// Called once when the records end: notes the unknown record types kept, and compares
+    /// the records found with the counts `meta.json` gives: fewer means the file was cut at a
+    /// record boundary, which only those counts can tell (an error when strict).
+    fn finish_records(&mut self) -> Result<()> {
         self.records_done = true;
         let counts = std::mem::take(&mut self.unknown_counts);
         for (type_id, n) in counts {
@@ -411,34 +437,120 @@ impl<R: Read> UsvlogRecording<R> {
                 "{n} records of unknown type {type_id} kept as raw bytes in {UNKNOWN_STREAM}"
             ));
         }
+        let end = self.reader.position();
+        for &(stream, expected) in &self.records_expected {
+            let seen = self.records_seen[stream];
+            if seen >= expected {
+                continue;
+            }
+            let name = &self.layouts[stream].name;
+            let missing = format!(
+                "meta.json counts {expected} {name} records but timeseries.bin ends at byte \
+                 {end} after {seen}: {} records lost",
+                expected - seen
+            );
+            if self.strict {
+                return Err(Error::Core(recfmt_core::Error::malformed(
+                    crate::FORMAT_ID,
+                    end,
+                    format!(
+                        "{} more {name} records (meta.json counts {expected})",
+                        expected - seen
+                    ),
+                )));
+            }
+            let integrity = self.reader.integrity_mut();
+            if !integrity.lost_data() {
+                integrity.truncate(end, 0);
+            }
+            integrity.warn(missing);
+        }
+        Ok(())
     }
 
-    fn next_event_frame(&mut self, dst: &mut FrameBuf) -> bool {
-        let (Some(stream), Some(lines)) = (self.events_stream, self.events.as_mut()) else {
-            return false;
+    /// Reads the next `events.jsonl` line into `line` (without its line break), holding at
+    /// most [`MAX_EVENT_LINE_LEN`] bytes of it. Returns the line's byte length, or `None` at
+    /// the end of the file.
+    fn next_event_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
+        let Some(events) = self.events.as_mut() else {
+            return Ok(None);
         };
-        for line in lines.by_ref() {
-            self.events_line += 1;
-            let line = match line {
-                Ok(l) => l,
+        line.clear();
+        let mut length = 0usize;
+        loop {
+            let available = events.fill_buf()?;
+            if available.is_empty() {
+                return Ok((length > 0).then_some(length));
+            }
+            let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (&available[..i], Some(i + 1)),
+                None => (available, None),
+            };
+            if line.len() + chunk.len() <= MAX_EVENT_LINE_LEN {
+                line.extend_from_slice(chunk);
+            }
+            length += chunk.len();
+            let used = done.unwrap_or(chunk.len());
+            events.consume(used);
+            self.events_offset += used as u64;
+            if done.is_some() {
+                return Ok(Some(length));
+            }
+        }
+    }
+
+    /// The next `events.jsonl` line as a row. A line that is too long or not a JSON object is
+    /// skipped as corrupt (an error when strict); fewer events than `meta.json` counts is data
+    /// lost.
+    fn next_event_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+        let Some(stream) = self.events_stream else {
+            return Ok(false);
+        };
+        let mut line = Vec::new();
+        loop {
+            let start = self.events_offset;
+            let length = match self.next_event_line(&mut line) {
+                Ok(Some(length)) => length,
+                Ok(None) => break,
                 Err(e) => {
                     self.reader
                         .integrity_mut()
-                        .warn(format!("events.jsonl line {}: {e}", self.events_line));
-                    return false;
+                        .warn(format!("events.jsonl line {}: {e}", self.events_line + 1));
+                    break;
                 }
             };
-            if line.trim().is_empty() {
+            self.events_line += 1;
+            let text = std::str::from_utf8(&line).unwrap_or("");
+            if length <= MAX_EVENT_LINE_LEN && text.trim().is_empty() && line.is_ascii() {
                 continue;
             }
-            let parsed: serde_json::Result<serde_json::Value> = serde_json::from_str(&line);
-            let Ok(event) = parsed else {
-                self.reader.integrity_mut().warn(format!(
-                    "events.jsonl line {}: not a JSON object, skipped",
+            let parsed = (length <= MAX_EVENT_LINE_LEN)
+                .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
+                .flatten()
+                .filter(serde_json::Value::is_object);
+            let Some(event) = parsed else {
+                let why = if length > MAX_EVENT_LINE_LEN {
+                    format!("longer than {MAX_EVENT_LINE_LEN} bytes")
+                } else {
+                    "not a JSON object".into()
+                };
+                let what = format!(
+                    "events.jsonl line {} (byte {start}): {why}",
                     self.events_line
-                ));
+                );
+                if self.strict {
+                    return Err(Error::Core(recfmt_core::Error::malformed(
+                        crate::FORMAT_ID,
+                        start,
+                        format!("a JSON object on events.jsonl line {}", self.events_line),
+                    )));
+                }
+                self.reader
+                    .integrity_mut()
+                    .skip_corrupt(start, length as u64, &what);
                 continue;
             };
+            self.events_read += 1;
             dst.reset(stream, 3);
             dst.values[0] = event
                 .get("t_us")
@@ -448,10 +560,31 @@ impl<R: Read> UsvlogRecording<R> {
                 Some(t) => dst.values[1].set_str(t),
                 None => dst.values[1] = Value::Null,
             }
-            dst.values[2].set_str(line.trim());
-            return true;
+            dst.values[2].set_str(text.trim());
+            return Ok(true);
         }
-        false
+        if let Some(expected) = self.events_expected.take()
+            && self.events_read < expected
+        {
+            let lost = expected - self.events_read;
+            if self.strict {
+                return Err(Error::Core(recfmt_core::Error::malformed(
+                    crate::FORMAT_ID,
+                    self.events_offset,
+                    format!("{lost} more events.jsonl lines (meta.json counts {expected})"),
+                )));
+            }
+            let end = self.events_offset;
+            let integrity = self.reader.integrity_mut();
+            if !integrity.lost_data() {
+                integrity.truncate(end, 0);
+            }
+            integrity.warn(format!(
+                "meta.json counts {expected} events but events.jsonl holds {}: {lost} lost",
+                self.events_read
+            ));
+        }
+        Ok(false)
     }
 }
 
@@ -480,9 +613,17 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
             if next? {
                 return Ok(true);
             }
-            self.finish_records();
+            let finished = self.finish_records().map_err(recfmt_core::Error::from);
+            match &self.path {
+                Some(path) => finished.map_err(|e| e.in_file(path))?,
+                None => finished?,
+            }
         }
-        Ok(self.next_event_frame(dst))
+        let event = self.next_event_frame(dst).map_err(recfmt_core::Error::from);
+        match (&self.path, event) {
+            (Some(path), Err(e)) => Err(e.in_file(path.with_file_name("events.jsonl"))),
+            (_, event) => event,
+        }
     }
 
     fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
@@ -497,7 +638,11 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
             if more? {
                 return Ok(true);
             }
-            self.finish_records();
+            let finished = self.finish_records().map_err(recfmt_core::Error::from);
+            match &self.path {
+                Some(path) => finished.map_err(|e| e.in_file(path))?,
+                None => finished?,
+            }
         }
         // events.jsonl lines are few and text: row by row.
         recfmt_core::read_batches_by_rows(self, dst)
