@@ -282,6 +282,9 @@ pub struct ColumnBuf {
     /// One flag per row, or empty while every row so far is valid (the common case costs
     /// nothing).
     validity: Vec<bool>,
+    /// Not read at all: the caller asked for other columns only (see
+    /// [`BatchSet::with_columns`]). A skipped column holds no values.
+    skipped: bool,
 }
 
 impl ColumnBuf {
@@ -305,6 +308,7 @@ impl ColumnBuf {
             shape,
             data: ColumnData::new(signal.dtype, elements),
             validity: Vec::new(),
+            skipped: false,
         }
     }
 
@@ -327,7 +331,14 @@ impl ColumnBuf {
                 rows.saturating_mul(per_row).min(MAX_PREALLOCATED_ROWS * 16),
             ),
             validity: Vec::new(),
+            skipped: self.skipped,
         }
+    }
+
+    /// True when the column is not read (see [`BatchSet::with_columns`]): it holds no values,
+    /// and readers that decode natively may leave it alone.
+    pub fn is_skipped(&self) -> bool {
+        self.skipped
     }
 
     /// The signal's element type.
@@ -394,6 +405,9 @@ impl ColumnBuf {
     }
 
     fn push_var(&mut self, bytes: &[u8]) -> std::result::Result<(), String> {
+        if self.skipped {
+            return Ok(());
+        }
         match &mut self.data {
             ColumnData::Str(t) | ColumnData::Bytes(t) => {
                 t.check_room(bytes.len())?;
@@ -409,6 +423,9 @@ impl ColumnBuf {
 
     /// Marks row `row` (the number of rows before it) null and gives it placeholder elements.
     fn push_null(&mut self, row: usize) {
+        if self.skipped {
+            return;
+        }
         if self.validity.is_empty() {
             self.validity.resize(row, true);
         }
@@ -425,6 +442,9 @@ impl ColumnBuf {
     /// Checks (`write == false`) or appends (`write == true`) one row's value; `row` is the
     /// number of rows before it.
     fn put(&mut self, value: &Value, row: usize, write: bool) -> std::result::Result<(), String> {
+        if self.skipped {
+            return Ok(());
+        }
         let dtype = self.dtype;
         if let Value::Null = value {
             if write {
@@ -519,6 +539,10 @@ impl ColumnBuf {
                 self.dtype, other.dtype
             ));
         }
+        if self.skipped || other.skipped {
+            self.skipped = true;
+            return Ok(());
+        }
         match (&mut self.shape, other.shape) {
             (RowShape::Fixed(a), RowShape::Fixed(b)) if *a == b => {}
             (RowShape::Variable(a), RowShape::Variable(b)) => {
@@ -553,6 +577,9 @@ impl ColumnBuf {
 
     /// Keeps the rows `r` for which `keep[r]` is true.
     fn retain_rows(&mut self, keep: &[bool]) {
+        if self.skipped {
+            return;
+        }
         match &mut self.shape {
             RowShape::Fixed(n) => {
                 let n = (*n).max(1);
@@ -595,6 +622,9 @@ impl ColumnBuf {
 
     /// Pads validity with "valid" up to `rows` rows (after a reader appended elements directly).
     fn fill_validity(&mut self, rows: usize) {
+        if self.skipped {
+            return;
+        }
         if !self.validity.is_empty() && self.validity.len() < rows {
             self.validity.resize(rows, true);
         }
@@ -633,6 +663,9 @@ impl ColumnBuf {
     /// Row `row` as a [`Value`], exactly as [`crate::RecordingReader::read_frame`] would give
     /// it (`f32` widened to `f64`, arrays typed by element).
     pub fn value(&self, row: usize) -> Value {
+        if self.skipped {
+            return Value::Null;
+        }
         if self.validity.get(row) == Some(&false) {
             return Value::Null;
         }
@@ -744,7 +777,7 @@ impl StreamBatch {
     /// Checks that every column holds exactly [`StreamBatch::rows`] rows; a reader that
     /// appends elements directly is held to this before its batch is used.
     pub fn check_consistent(&self) -> std::result::Result<(), BatchValueError> {
-        for (signal, column) in self.columns.iter().enumerate() {
+        for (signal, column) in self.columns.iter().enumerate().filter(|(_, c)| !c.skipped) {
             let held = column.rows();
             let flags = column.validity.len();
             if held != self.rows || (flags != 0 && flags != self.rows) {
@@ -908,13 +941,32 @@ impl BatchSet {
     /// Batches for the streams for which `wanted(index)` is true; rows of other streams are
     /// skipped by the reader.
     pub fn with_streams(schema: &Schema, capacity: usize, wanted: impl Fn(usize) -> bool) -> Self {
+        Self::with_columns(schema, capacity, wanted, |_, _| true)
+    }
+
+    /// Batches for the streams for which `wanted(stream)` is true, holding only the columns
+    /// for which `column(stream, signal)` is true: the others are skipped (they hold no
+    /// values, and readers of fixed layouts do not decode them). For scans that need a few
+    /// columns, such as the time column.
+    pub fn with_columns(
+        schema: &Schema,
+        capacity: usize,
+        wanted: impl Fn(usize) -> bool,
+        column: impl Fn(usize, usize) -> bool,
+    ) -> Self {
         let capacity = capacity.max(1);
         BatchSet {
             batches: schema
                 .streams
                 .iter()
                 .enumerate()
-                .map(|(i, s)| StreamBatch::new(i, &s.signals, capacity))
+                .map(|(i, s)| {
+                    let mut batch = StreamBatch::new(i, &s.signals, capacity);
+                    for (signal, c) in batch.columns.iter_mut().enumerate() {
+                        c.skipped = !column(i, signal);
+                    }
+                    batch
+                })
                 .collect(),
             wanted: (0..schema.streams.len()).map(wanted).collect(),
             capacity,
@@ -1414,6 +1466,38 @@ mod tests {
         let mut empty = StreamBatch::new(0, &signals(), 8);
         empty.append(a.clone()).unwrap();
         assert_eq!(empty, a);
+    }
+
+    #[test]
+    fn skipped_columns_hold_nothing_and_stay_consistent() {
+        let stream = StreamDesc {
+            signals: signals(),
+            ..StreamDesc::new("S", signals()[0].clone(), TimeBase::MICROSECONDS)
+        };
+        let schema = Schema {
+            streams: vec![stream],
+        };
+        let mut set = BatchSet::with_columns(&schema, 8, |_| true, |_, signal| signal == 0);
+        let row = |t: u64| FrameBuf {
+            stream: 0,
+            values: vec![
+                Value::UInt(t),
+                Value::UInt(3),
+                Value::Array(ArrayValue::F32(vec![1.0, 2.0])),
+                Value::Null,
+                Value::Str("x".into()),
+            ],
+        };
+        set.push_frame(&row(1), &schema).unwrap();
+        set.push_frame(&row(2), &schema).unwrap();
+        let batch = set.take(0);
+        batch.check_consistent().unwrap();
+        assert_eq!(batch.rows(), 2);
+        assert!(batch.columns()[1].is_skipped() && !batch.columns()[0].is_skipped());
+        assert!(batch.columns()[4].data().is_empty());
+        assert_eq!(batch.row_values(1)[0], Value::UInt(2));
+        assert_eq!(batch.row_values(1)[2], Value::Null);
+        assert!(set.stream(0).columns()[2].is_skipped());
     }
 
     #[test]

@@ -594,8 +594,14 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
             Some(set) => set,
             None => {
                 let map = &self.map;
+                let schema = self.inner.schema();
                 let wanted = |i: usize| matches!(map.get(i), Some(Some(m)) if dst.wants(m.out));
-                BatchSet::with_streams(self.inner.schema(), dst.capacity(), wanted)
+                // Only the kept columns and the time column are read.
+                let column = |stream: usize, signal: usize| {
+                    schema.streams[stream].time == signal
+                        || matches!(map.get(stream), Some(Some(m)) if m.signals.contains(&signal))
+                };
+                BatchSet::with_columns(schema, dst.capacity(), wanted, column)
             }
         };
         let result = (|| loop {

@@ -1,8 +1,9 @@
-//! Decode throughput of USVLOG: the raw record reader and the generic adapter (rows with
-//! decoded values), over an in-memory session written by the crate's own generator.
+//! Decode throughput of USVLOG: the raw record reader, the generic adapter row by row (rows
+//! of decoded values) and in batches (typed column vectors), over an in-memory session written
+//! by the crate's own generator.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use recfmt_core::{FrameBuf, ReadOptions, RecordingReader};
+use recfmt_core::{BatchSet, FrameBuf, ReadOptions, RecordingReader};
 use recfmt_tlv::io::{Reader, Writer};
 use recfmt_tlv::{FileHeader, Record, UsvlogRecording, generate};
 
@@ -43,6 +44,25 @@ fn read(c: &mut Criterion) {
                 n += 1;
             }
             n
+        });
+    });
+    group.bench_function("batches", |b| {
+        b.iter(|| {
+            let options = ReadOptions::default();
+            let mut rec =
+                UsvlogRecording::new(&bytes[..], None, &[], &options, None).expect("open");
+            let schema = rec.schema().clone();
+            let mut batches = BatchSet::new(&schema, 65_536);
+            let mut n = 0usize;
+            loop {
+                let more = rec.read_batches(&mut batches).expect("batch");
+                for batch in batches.take_at_least(if more { 65_536 } else { 1 }) {
+                    n += batch.rows();
+                }
+                if !more {
+                    break n;
+                }
+            }
         });
     });
     group.finish();

@@ -116,6 +116,9 @@ impl CompiledLayout {
             return false;
         }
         for (&(offset, dtype, count), column) in self.fields.iter().zip(columns.iter_mut()) {
+            if column.is_skipped() {
+                continue;
+            }
             let width = dtype.size().unwrap_or(1);
             let bytes = &payload[offset..offset + width * count];
             extend_column(column.data_mut(), bytes);
