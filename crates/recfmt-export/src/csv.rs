@@ -1,4 +1,4 @@
-//! CSV tables: Arrow batches flattened into plain columns and written with `arrow-csv`.
+//! CSV tables: Arrow batches flattened into plain columns, formatted straight from the arrays.
 //!
 //! Layout of a CSV table:
 //!
@@ -23,9 +23,10 @@ use arrow_array::types::{
     UInt8Type, UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow_array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, PrimitiveArray, RecordBatch, StringArray,
+    Array, ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch, StringArray,
 };
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::mapping::{SHAPE_KEY, parse_shape};
 
@@ -89,11 +90,6 @@ impl CsvLayout {
         }
     }
 
-    /// The flat schema: one field per CSV column.
-    pub(crate) fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
     /// The header row.
     pub(crate) fn header(&self) -> Vec<String> {
         self.schema
@@ -119,6 +115,15 @@ impl CsvLayout {
 
     /// Flattens a batch of the original schema into the flat schema.
     pub(crate) fn flatten(&self, batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+        let needed = self.sources.iter().map(|source| match *source {
+            Source::Plain(c) | Source::Element { column: c, .. } | Source::Json(c) => c + 1,
+        });
+        if let Some(needed) = needed.max().filter(|&n| n > batch.num_columns()) {
+            return Err(ArrowError::CsvError(format!(
+                "expected a batch of at least {needed} columns, found {}",
+                batch.num_columns()
+            )));
+        }
         let columns = self
             .sources
             .iter()
@@ -178,6 +183,11 @@ fn element_column(column: &ArrayRef, index: usize) -> Result<ArrayRef, ArrowErro
         ))
     })?;
     let size = usize::try_from(list.value_length()).unwrap_or(0);
+    if index >= size {
+        return Err(ArrowError::CsvError(format!(
+            "expected fixed-size lists of more than {index} elements, found {size}"
+        )));
+    }
     let rows = list.len();
     let values = list.values().as_ref();
     let valid = |r: usize| list.is_valid(r);
@@ -245,18 +255,22 @@ fn json_element(values: &dyn Array, i: usize, out: &mut String) -> Result<(), Ar
             let _ = out.write_fmt(text);
         }
     }
+    fn int(out: &mut String, v: impl itoa::Integer) -> std::fmt::Result {
+        out.push_str(itoa::Buffer::new().format(v));
+        Ok(())
+    }
     // `{:?}` prints the shortest text that parses back to the same float, with an exponent
     // for very large and small magnitudes, which JSON accepts.
     let _ = match values.data_type() {
         DataType::Boolean => write!(out, "{}", values.as_boolean().value(i)),
-        DataType::Int8 => write!(out, "{}", values.as_primitive::<Int8Type>().value(i)),
-        DataType::Int16 => write!(out, "{}", values.as_primitive::<Int16Type>().value(i)),
-        DataType::Int32 => write!(out, "{}", values.as_primitive::<Int32Type>().value(i)),
-        DataType::Int64 => write!(out, "{}", values.as_primitive::<Int64Type>().value(i)),
-        DataType::UInt8 => write!(out, "{}", values.as_primitive::<UInt8Type>().value(i)),
-        DataType::UInt16 => write!(out, "{}", values.as_primitive::<UInt16Type>().value(i)),
-        DataType::UInt32 => write!(out, "{}", values.as_primitive::<UInt32Type>().value(i)),
-        DataType::UInt64 => write!(out, "{}", values.as_primitive::<UInt64Type>().value(i)),
+        DataType::Int8 => int(out, values.as_primitive::<Int8Type>().value(i)),
+        DataType::Int16 => int(out, values.as_primitive::<Int16Type>().value(i)),
+        DataType::Int32 => int(out, values.as_primitive::<Int32Type>().value(i)),
+        DataType::Int64 => int(out, values.as_primitive::<Int64Type>().value(i)),
+        DataType::UInt8 => int(out, values.as_primitive::<UInt8Type>().value(i)),
+        DataType::UInt16 => int(out, values.as_primitive::<UInt16Type>().value(i)),
+        DataType::UInt32 => int(out, values.as_primitive::<UInt32Type>().value(i)),
+        DataType::UInt64 => int(out, values.as_primitive::<UInt64Type>().value(i)),
         DataType::Float32 => {
             let f = values.as_primitive::<Float32Type>().value(i);
             float(out, f64::from(f), format_args!("{f:?}"));
@@ -305,13 +319,28 @@ fn json_string(s: &str) -> String {
     out
 }
 
+/// Row `r` of `list` as JSON array text, in `text`.
+fn json_list(list: &ListArray, r: usize, text: &mut String) -> Result<(), ArrowError> {
+    let values = list.values().as_ref();
+    let offsets = list.value_offsets();
+    text.clear();
+    text.push('[');
+    let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
+    for i in start..end {
+        if i > start {
+            text.push(',');
+        }
+        json_element(values, i, text)?;
+    }
+    text.push(']');
+    Ok(())
+}
+
 /// The variable-length lists of `column` as JSON array text, null where the list is null.
 fn json_column(column: &ArrayRef) -> Result<ArrayRef, ArrowError> {
     let list = column.as_list_opt::<i32>().ok_or_else(|| {
         ArrowError::CsvError(format!("expected a list, found {}", column.data_type()))
     })?;
-    let values = list.values().as_ref();
-    let offsets = list.value_offsets();
     let mut text = String::new();
     let mut out = Vec::with_capacity(list.len());
     for r in 0..list.len() {
@@ -319,25 +348,107 @@ fn json_column(column: &ArrayRef) -> Result<ArrayRef, ArrowError> {
             out.push(None);
             continue;
         }
-        text.clear();
-        text.push('[');
-        let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
-        for i in start..end {
-            if i > start {
-                text.push(',');
-            }
-            json_element(values, i, &mut text)?;
-        }
-        text.push(']');
+        json_list(list, r, &mut text)?;
         out.push(Some(text.clone()));
     }
     Ok(Arc::new(StringArray::from(out)))
 }
 
+/// Bytes of formatted numbers, booleans and hex: cells made only of these never need quotes
+/// unless the delimiter is one of them.
+const PLAIN_BYTES: &[u8] = b"0123456789+-.eEinfNatrulsbcd";
+
+/// Text appended to the output buffer before it is handed to the writer.
+const FLUSH_AT: usize = 256 * 1024;
+
+/// How the fast path reads one CSV column of a batch.
+enum Values<'a> {
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    Bool(&'a BooleanArray),
+    Utf8(&'a StringArray),
+    Binary(&'a BinaryArray),
+    Json(&'a ListArray),
+}
+
+/// One CSV column of a batch: cell `r` is value `r * stride + offset` of `values`, empty where
+/// the row (`rows`) or the value (`nulls`) is null.
+struct Column<'a> {
+    values: Values<'a>,
+    rows: Option<&'a NullBuffer>,
+    nulls: Option<&'a NullBuffer>,
+    stride: usize,
+    offset: usize,
+}
+
+/// The scalar types the fast path formats itself, as element or plain columns.
+fn scalar_values(array: &dyn Array) -> Option<Values<'_>> {
+    Some(match array.data_type() {
+        DataType::Int8 => Values::I8(array.as_primitive::<Int8Type>().values()),
+        DataType::Int16 => Values::I16(array.as_primitive::<Int16Type>().values()),
+        DataType::Int32 => Values::I32(array.as_primitive::<Int32Type>().values()),
+        DataType::Int64 => Values::I64(array.as_primitive::<Int64Type>().values()),
+        DataType::UInt8 => Values::U8(array.as_primitive::<UInt8Type>().values()),
+        DataType::UInt16 => Values::U16(array.as_primitive::<UInt16Type>().values()),
+        DataType::UInt32 => Values::U32(array.as_primitive::<UInt32Type>().values()),
+        DataType::UInt64 => Values::U64(array.as_primitive::<UInt64Type>().values()),
+        DataType::Float32 => Values::F32(array.as_primitive::<Float32Type>().values()),
+        DataType::Float64 => Values::F64(array.as_primitive::<Float64Type>().values()),
+        DataType::Boolean => Values::Bool(array.as_boolean()),
+        DataType::Utf8 => Values::Utf8(array.as_string::<i32>()),
+        DataType::Binary => Values::Binary(array.as_binary::<i32>()),
+        _ => return None,
+    })
+}
+
+/// Whether [`json_element`] writes values of `data_type`.
+fn json_supported(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Boolean
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Utf8
+            | DataType::Binary
+    )
+}
+
 /// A CSV table being written.
+///
+/// Cells are formatted straight from the Arrow arrays into one reusable buffer, row by row,
+/// with the text `arrow-csv` writes for the same flattened batch: integers as `itoa` writes
+/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`), and cells quoted by the `csv`
+/// crate's rules (only when they hold the delimiter, a quote, `\r` or `\n`; quotes doubled; a
+/// record that is a single empty field written `""`). Batches this writer does not know how to
+/// format (types the export never produces) go through `arrow-csv` itself.
 pub(crate) struct CsvSink<W: Write> {
     layout: CsvLayout,
-    writer: arrow_csv::Writer<W>,
+    /// The fields of the schema given to [`CsvSink::new`], one per batch column.
+    fields: Fields,
+    inner: W,
+    delimiter: u8,
+    /// Bytes that put a cell in quotes.
+    special: [bool; 256],
+    /// Whether number, boolean and hex cells never need quotes.
+    plain_safe: bool,
+    buf: Vec<u8>,
+    json: String,
 }
 
 impl<W: Write> CsvSink<W> {
@@ -348,53 +459,261 @@ impl<W: Write> CsvSink<W> {
         options: &crate::CsvOptions,
     ) -> Result<Self, ArrowError> {
         let layout = CsvLayout::new(schema);
-        let writer = arrow_csv::WriterBuilder::new()
-            .with_header(false)
-            .with_delimiter(options.delimiter)
-            .build(inner);
-        let mut sink = CsvSink { layout, writer };
-        // Header lines go through the same writer as the data, so they are quoted by the
-        // same rules.
-        let mut rows = vec![sink.layout.header()];
-        if options.units_row {
-            rows.push(sink.layout.units());
+        let delimiter = options.delimiter;
+        let mut special = [false; 256];
+        for b in [delimiter, b'"', b'\r', b'\n'] {
+            special[usize::from(b)] = true;
         }
-        sink.write_text_rows(&rows)?;
+        let plain_safe = !PLAIN_BYTES.iter().any(|&b| special[usize::from(b)]);
+        let mut sink = CsvSink {
+            layout,
+            fields: schema.fields().clone(),
+            inner,
+            delimiter,
+            special,
+            plain_safe,
+            buf: Vec::new(),
+            json: String::new(),
+        };
+        // Header lines follow the same quoting rules as the data.
+        let header = sink.layout.header();
+        sink.push_text_row(&header);
+        if options.units_row {
+            let units = sink.layout.units();
+            sink.push_text_row(&units);
+        }
+        sink.flush_buf()?;
+        sink.inner.flush()?;
         Ok(sink)
     }
 
-    /// Writes rows of plain text cells, one per CSV column.
-    fn write_text_rows(&mut self, rows: &[Vec<String>]) -> Result<(), ArrowError> {
-        let width = self.layout.schema().fields().len();
-        let fields: Vec<Field> = (0..width)
-            .map(|i| Field::new(format!("c{i}"), DataType::Utf8, false))
-            .collect();
-        let columns: Vec<ArrayRef> = (0..width)
-            .map(|i| {
-                let cells: StringArray = rows
-                    .iter()
-                    .map(|row| Some(row.get(i).map(String::as_str).unwrap_or("")))
-                    .collect();
-                Arc::new(cells) as ArrayRef
-            })
-            .collect();
-        let batch = RecordBatch::try_new_with_options(
-            Arc::new(Schema::new(fields)),
-            columns,
-            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len())),
-        )?;
-        self.writer.write(&batch)
+    /// Appends a row of plain text cells to the buffer.
+    fn push_text_row(&mut self, cells: &[String]) {
+        let start = self.buf.len();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(self.delimiter);
+            }
+            push_cell(&mut self.buf, &self.special, cell.as_bytes());
+        }
+        self.end_row(start, cells.len());
+    }
+
+    /// Ends a row that started at `start` of the buffer and has `width` cells.
+    fn end_row(&mut self, start: usize, width: usize) {
+        // The csv crate writes a record of no bytes at all, a single empty field or none,
+        // as `""` so that it reads back as one.
+        if width <= 1 && self.buf.len() == start {
+            self.buf.extend_from_slice(b"\"\"");
+        }
+        self.buf.push(b'\n');
+    }
+
+    fn flush_buf(&mut self) -> Result<(), ArrowError> {
+        self.inner.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
     }
 
     /// Appends a batch of the schema given to [`CsvSink::new`].
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+        match self.columns(batch) {
+            Some(columns) => self.write_fast(batch.num_rows(), &columns)?,
+            None => self.write_general(batch)?,
+        }
+        self.inner.flush()?;
+        Ok(())
+    }
+
+    /// The columns of `batch` for the fast path, or `None` when `batch` has columns it does
+    /// not format (or that the flattened batch would reject).
+    fn columns<'a>(&self, batch: &'a RecordBatch) -> Option<Vec<Column<'a>>> {
+        if batch.num_columns() != self.fields.len() {
+            return None;
+        }
+        let rows = batch.num_rows();
+        let mut columns = Vec::with_capacity(self.layout.sources.len());
+        for source in &self.layout.sources {
+            let column = match *source {
+                Source::Plain(c) => {
+                    let array = batch.column(c);
+                    let field = self.fields.get(c)?;
+                    if !array.data_type().equals_datatype(field.data_type())
+                        || (!field.is_nullable() && array.null_count() > 0)
+                        || array.len() != rows
+                    {
+                        return None;
+                    }
+                    Column {
+                        values: scalar_values(array.as_ref())?,
+                        rows: None,
+                        nulls: array.nulls(),
+                        stride: 1,
+                        offset: 0,
+                    }
+                }
+                Source::Element { column, index } => {
+                    let list = batch.column(column).as_fixed_size_list_opt()?;
+                    let size = usize::try_from(list.value_length()).ok()?;
+                    let values = list.values();
+                    if index >= size
+                        || list.len() != rows
+                        || values.len() < rows.checked_mul(size)?
+                    {
+                        return None;
+                    }
+                    Column {
+                        values: scalar_values(values.as_ref())?,
+                        rows: list.nulls(),
+                        nulls: values.nulls(),
+                        stride: size,
+                        offset: index,
+                    }
+                }
+                Source::Json(c) => {
+                    let list = batch.column(c).as_list_opt::<i32>()?;
+                    if !json_supported(list.values().data_type()) || list.len() != rows {
+                        return None;
+                    }
+                    Column {
+                        values: Values::Json(list),
+                        rows: None,
+                        nulls: list.nulls(),
+                        stride: 1,
+                        offset: 0,
+                    }
+                }
+            };
+            columns.push(column);
+        }
+        Some(columns)
+    }
+
+    /// Formats `rows` rows of `columns`.
+    fn write_fast(&mut self, rows: usize, columns: &[Column<'_>]) -> Result<(), ArrowError> {
+        let mut ints = itoa::Buffer::new();
+        let mut floats = ryu::Buffer::new();
+        for r in 0..rows {
+            let start = self.buf.len();
+            for (c, column) in columns.iter().enumerate() {
+                if c > 0 {
+                    self.buf.push(self.delimiter);
+                }
+                if column.rows.is_some_and(|n| n.is_null(r)) {
+                    continue;
+                }
+                let i = r * column.stride + column.offset;
+                if column.nulls.is_some_and(|n| n.is_null(i)) {
+                    continue;
+                }
+                const EMPTY: &[u8] = b"";
+                let plain: &[u8] = match column.values {
+                    Values::I8(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::I16(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::I32(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::I64(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::U8(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::U16(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::U32(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::U64(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
+                    Values::F32(v) => v.get(i).map_or(EMPTY, |&x| floats.format(x).as_bytes()),
+                    Values::F64(v) => v.get(i).map_or(EMPTY, |&x| floats.format(x).as_bytes()),
+                    Values::Bool(v) => {
+                        if i >= v.len() {
+                            EMPTY
+                        } else if v.value(i) {
+                            b"true"
+                        } else {
+                            b"false"
+                        }
+                    }
+                    Values::Utf8(v) => {
+                        if i < v.len() {
+                            push_cell(&mut self.buf, &self.special, v.value(i).as_bytes());
+                        }
+                        continue;
+                    }
+                    Values::Binary(v) => {
+                        if i < v.len() {
+                            push_hex(&mut self.buf, &self.special, self.plain_safe, v.value(i));
+                        }
+                        continue;
+                    }
+                    Values::Json(list) => {
+                        if i < list.len() {
+                            json_list(list, i, &mut self.json)?;
+                            push_cell(&mut self.buf, &self.special, self.json.as_bytes());
+                        }
+                        continue;
+                    }
+                };
+                if self.plain_safe {
+                    self.buf.extend_from_slice(plain);
+                } else {
+                    push_cell(&mut self.buf, &self.special, plain);
+                }
+            }
+            self.end_row(start, columns.len());
+            if self.buf.len() >= FLUSH_AT {
+                self.flush_buf()?;
+            }
+        }
+        self.flush_buf()
+    }
+
+    /// Writes `batch` flattened, with `arrow-csv`: the path for batches [`CsvSink::columns`]
+    /// leaves out. It formats them (or fails on them) as the fast path's reference does.
+    fn write_general(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
         let flat = self.layout.flatten(batch)?;
-        self.writer.write(&flat)
+        let mut writer = arrow_csv::WriterBuilder::new()
+            .with_header(false)
+            .with_delimiter(self.delimiter)
+            .build(&mut self.inner);
+        writer.write(&flat)
+    }
+
+    /// Whether `batch` is formatted here rather than by `arrow-csv` (for tests/csv_exact.rs).
+    #[cfg(test)]
+    #[allow(dead_code)]
+    pub(crate) fn formats_itself(&self, batch: &RecordBatch) -> bool {
+        self.columns(batch).is_some()
     }
 
     /// The underlying writer, with everything written to it.
     pub(crate) fn into_inner(self) -> W {
-        self.writer.into_inner()
+        self.inner
+    }
+}
+
+/// Appends `cell`, in quotes (with quotes doubled) when it holds a `special` byte.
+fn push_cell(buf: &mut Vec<u8>, special: &[bool; 256], cell: &[u8]) {
+    if !cell.iter().any(|&b| special[usize::from(b)]) {
+        buf.extend_from_slice(cell);
+        return;
+    }
+    buf.reserve(cell.len() + 2);
+    buf.push(b'"');
+    for part in cell.split_inclusive(|&b| b == b'"') {
+        buf.extend_from_slice(part);
+        if part.last() == Some(&b'"') {
+            buf.push(b'"');
+        }
+    }
+    buf.push(b'"');
+}
+
+/// Appends `bytes` as lowercase hex.
+fn push_hex(buf: &mut Vec<u8>, special: &[bool; 256], plain_safe: bool, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let start = buf.len();
+    buf.reserve(bytes.len() * 2);
+    for &b in bytes {
+        buf.push(DIGITS[usize::from(b >> 4)]);
+        buf.push(DIGITS[usize::from(b & 0xf)]);
+    }
+    if !plain_safe && buf[start..].iter().any(|&b| special[usize::from(b)]) {
+        let hex = buf.split_off(start);
+        push_cell(buf, special, &hex);
     }
 }
 
