@@ -313,8 +313,10 @@ impl ColumnBuf {
     }
 
     /// An empty column of the same type and shape.
+    /// An empty column of the same type and shape with room for `rows` rows (none when
+    /// skipped).
     fn empty_like(&self, rows: usize) -> Self {
-        let rows = rows.min(MAX_PREALLOCATED_ROWS);
+        let rows = if self.skipped { 0 } else { rows };
         let (shape, per_row) = match &self.shape {
             RowShape::Fixed(n) => (RowShape::Fixed(*n), *n),
             RowShape::Variable(_) => {
@@ -326,10 +328,7 @@ impl ColumnBuf {
         ColumnBuf {
             dtype: self.dtype,
             shape,
-            data: ColumnData::new(
-                self.dtype,
-                rows.saturating_mul(per_row).min(MAX_PREALLOCATED_ROWS * 16),
-            ),
+            data: ColumnData::new(self.dtype, rows.saturating_mul(per_row)),
             validity: Vec::new(),
             skipped: self.skipped,
         }
@@ -1026,7 +1025,10 @@ impl BatchSet {
     /// # Panics
     /// When `stream` is not a stream of the schema the set was made for.
     pub fn take(&mut self, stream: usize) -> StreamBatch {
-        let fresh = self.batches[stream].empty_like(self.capacity);
+        // Room for as many rows as the taken batch held: a stream that filled one batch will
+        // likely fill the next, and reserving up front spares the copies of growing vectors.
+        let rows = self.batches[stream].rows.min(self.capacity);
+        let fresh = self.batches[stream].empty_like(rows);
         std::mem::replace(&mut self.batches[stream], fresh)
     }
 

@@ -2,10 +2,10 @@
 //! compression of each stream's table run on workers, fed through bounded queues so memory
 //! stays flat whatever the recording's size.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use arrow_schema::SchemaRef;
@@ -18,8 +18,8 @@ use crate::{Error, ExportOptions, StreamOutput, TableFormat};
 /// row group, few enough that memory does not grow with the input.
 const QUEUE_DEPTH: usize = 2;
 
-/// Most worker threads, whatever the machine: one table is encoded by one thread, and a
-/// recording's rows are rarely spread over more heavy streams than this.
+/// Most worker threads, whatever the machine: one table is encoded by one thread at a time,
+/// and a recording's rows are rarely spread over more heavy streams than this.
 const MAX_WORKERS: usize = 4;
 
 /// What a worker needs to open one stream's table.
@@ -39,15 +39,31 @@ struct Open {
 
 /// A finished but not yet renamed table.
 pub(crate) struct Finished {
-    pub(crate) stream: usize,
     pub(crate) file: AtomicFile,
     pub(crate) output: StreamOutput,
 }
 
-/// The table writers of one export: stream `i` is written by worker `i % workers`.
+/// What the workers share: the plans and each stream's open table. A stream's batches all go
+/// to one worker while any of them is queued, so a table is written by one thread at a time
+/// and in order; between bursts it moves to whichever worker has the least queued, so heavy
+/// streams spread over the cores.
+struct Shared {
+    plans: Vec<TablePlan>,
+    tables: Vec<Mutex<Option<Open>>>,
+    /// Batches of each stream queued or being written.
+    in_flight: Vec<AtomicUsize>,
+    /// Batches queued at each worker.
+    queued: Vec<AtomicUsize>,
+    options: ExportOptions,
+}
+
+/// The table writers of one export.
 pub(crate) struct Writers {
+    shared: Arc<Shared>,
     senders: Vec<SyncSender<StreamBatch>>,
-    handles: Vec<JoinHandle<Result<Vec<Finished>, Error>>>,
+    handles: Vec<JoinHandle<Result<(), Error>>>,
+    /// The worker each stream's batches last went to.
+    owner: Vec<usize>,
 }
 
 impl Writers {
@@ -57,26 +73,50 @@ impl Writers {
             .map_or(1, |n| n.get())
             .clamp(1, MAX_WORKERS)
             .min(plans.len().max(1));
-        let plans = Arc::new(plans);
+        let streams = plans.len();
+        let shared = Arc::new(Shared {
+            tables: (0..streams).map(|_| Mutex::new(None)).collect(),
+            in_flight: (0..streams).map(|_| AtomicUsize::new(0)).collect(),
+            queued: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            plans,
+            options: options.clone(),
+        });
         let mut senders = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
-        for _ in 0..workers {
+        for worker in 0..workers {
             let (tx, rx) = sync_channel::<StreamBatch>(QUEUE_DEPTH);
-            let plans = Arc::clone(&plans);
-            let options = options.clone();
+            let shared = Arc::clone(&shared);
             senders.push(tx);
-            handles.push(std::thread::spawn(move || work(&rx, &plans, &options)));
+            handles.push(std::thread::spawn(move || work(worker, &rx, &shared)));
         }
-        Writers { senders, handles }
+        Writers {
+            shared,
+            senders,
+            handles,
+            owner: vec![0; streams],
+        }
     }
 
-    /// Queues a batch for its stream's writer; waits while that writer's queue is full.
+    /// Queues a batch for a writer; waits while that writer's queue is full.
     pub(crate) fn send(&mut self, batch: StreamBatch) -> Result<(), Error> {
-        let worker = batch.stream() % self.senders.len().max(1);
-        let Some(sender) = self.senders.get(worker) else {
-            return Err(Error::Invalid("no table writer is running".into()));
+        let stream = batch.stream();
+        if stream >= self.owner.len() || self.senders.is_empty() {
+            return Err(Error::Invalid(format!(
+                "a batch of stream {stream}, but the schema has {} streams",
+                self.owner.len()
+            )));
+        }
+        let worker = if self.shared.in_flight[stream].load(Ordering::Acquire) > 0 {
+            self.owner[stream]
+        } else {
+            (0..self.senders.len())
+                .min_by_key(|&w| self.shared.queued[w].load(Ordering::Acquire))
+                .unwrap_or(0)
         };
-        if sender.send(batch).is_err() {
+        self.owner[stream] = worker;
+        self.shared.in_flight[stream].fetch_add(1, Ordering::AcqRel);
+        self.shared.queued[worker].fetch_add(1, Ordering::AcqRel);
+        if self.senders[worker].send(batch).is_err() {
             // The worker stopped on an error: report it.
             return Err(self.stop_with_error());
         }
@@ -85,121 +125,124 @@ impl Writers {
 
     /// Stops every worker and returns the first error one reported.
     fn stop_with_error(&mut self) -> Error {
+        self.join()
+            .err()
+            .unwrap_or_else(|| Error::Invalid("a table writer stopped early".into()))
+    }
+
+    /// Closes the queues and waits for the workers; the first error any reported.
+    fn join(&mut self) -> Result<(), Error> {
         self.senders.clear();
-        let mut first = None;
+        let mut first = Ok(());
         for handle in self.handles.drain(..) {
             let result = handle
                 .join()
                 .unwrap_or_else(|_| Err(Error::Invalid("a table writer thread panicked".into())));
-            if let Err(e) = result
-                && first.is_none()
-            {
-                first = Some(e);
+            if first.is_ok() {
+                first = result;
             }
         }
-        first.unwrap_or_else(|| Error::Invalid("a table writer stopped early".into()))
+        first
     }
 
     /// Completes every table (last row groups, footers) and returns them, in stream order,
     /// still under their temporary names.
     pub(crate) fn finish(mut self) -> Result<Vec<Finished>, Error> {
-        self.senders.clear();
+        self.join()?;
         let mut finished = Vec::new();
-        let mut first_error = None;
-        for handle in self.handles.drain(..) {
-            match handle
-                .join()
-                .unwrap_or_else(|_| Err(Error::Invalid("a table writer thread panicked".into())))
-            {
-                Ok(tables) => finished.extend(tables),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
+        for (stream, slot) in self.shared.tables.iter().enumerate() {
+            let table = slot.lock().ok().and_then(|mut t| t.take());
+            if let Some(table) = table {
+                let plan = &self.shared.plans[stream];
+                finished.push(Finished {
+                    file: table.sink.finish()?,
+                    output: StreamOutput {
+                        stream: plan.desc.name.clone(),
+                        path: plan.path.clone(),
+                        rows: table.rows,
+                    },
+                });
             }
         }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
-        finished.sort_by_key(|f| f.stream);
         Ok(finished)
     }
 }
 
 impl Drop for Writers {
     fn drop(&mut self) {
-        // On an error elsewhere the workers complete what they hold; their unrenamed
-        // temporary files are removed when the results are dropped.
-        self.senders.clear();
-        for handle in self.handles.drain(..) {
-            let _ = handle.join();
-        }
+        // On an error elsewhere the workers complete what they hold; the unrenamed temporary
+        // files are removed when the tables are dropped.
+        let _ = self.join();
     }
 }
 
-/// One worker: opens tables on their first batch, writes every batch it receives, and
-/// completes its tables when the queue closes.
-fn work(
-    queue: &Receiver<StreamBatch>,
-    plans: &[TablePlan],
-    options: &ExportOptions,
-) -> Result<Vec<Finished>, Error> {
-    let mut open: BTreeMap<usize, Open> = BTreeMap::new();
+/// One worker: writes every batch it receives into its stream's table (opened on the first
+/// batch). On an error it stops: the decoding thread finds its queue closed and collects the
+/// error.
+fn work(worker: usize, queue: &Receiver<StreamBatch>, shared: &Shared) -> Result<(), Error> {
+    let mut outcome = Ok(());
     for batch in queue {
-        let index = batch.stream();
-        let plan = plans.get(index).ok_or_else(|| {
-            Error::Invalid(format!(
-                "a batch of stream {index}, but the schema has {} streams",
-                plans.len()
-            ))
-        })?;
-        let batch_rows = batch.rows();
-        let schema = match open.get(&index) {
-            Some(table) => table.schema.clone(),
-            None => table_schema(plan, options)?,
-        };
-        let (record, text_rows) = if options.format == TableFormat::Ndjson {
-            (None, Some(batch))
-        } else {
-            (Some(crate::batch::record_batch(&schema, batch)?), None)
-        };
-        let table = match open.entry(index) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            // Parquet settles its dictionaries on the first batch.
-            std::collections::btree_map::Entry::Vacant(e) => e.insert(Open {
-                sink: Sink::create(&plan.path, &schema, options, record.as_ref())?,
-                schema,
-                rows: 0,
-                line: String::new(),
-            }),
-        };
-        table.rows += batch_rows as u64;
-        match (record, text_rows) {
-            (Some(record), _) => table.sink.write(&record)?,
-            (None, Some(batch)) => {
-                for row in 0..batch.rows() {
-                    let values = batch.row_values(row);
-                    table
-                        .sink
-                        .write_values(&plan.desc, &values, &mut table.line)?;
-                }
-            }
-            (None, None) => {}
+        let stream = batch.stream();
+        if outcome.is_ok() {
+            outcome = write_batch(shared, batch);
+        }
+        shared.in_flight[stream].fetch_sub(1, Ordering::AcqRel);
+        shared.queued[worker].fetch_sub(1, Ordering::AcqRel);
+        if outcome.is_err() {
+            // Stop taking batches: the sender sees the closed queue and asks for the error.
+            break;
         }
     }
-    let mut finished = Vec::with_capacity(open.len());
-    for (stream, table) in open {
-        let plan = &plans[stream];
-        finished.push(Finished {
-            stream,
-            file: table.sink.finish()?,
-            output: StreamOutput {
-                stream: plan.desc.name.clone(),
-                path: plan.path.clone(),
-                rows: table.rows,
-            },
-        });
+    outcome
+}
+
+/// Writes one batch into its stream's table, opening the table on its first batch.
+fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
+    let index = batch.stream();
+    let (Some(plan), Some(slot)) = (shared.plans.get(index), shared.tables.get(index)) else {
+        return Err(Error::Invalid(format!(
+            "a batch of stream {index}, but the schema has {} streams",
+            shared.plans.len()
+        )));
+    };
+    let options = &shared.options;
+    let mut guard = slot
+        .lock()
+        .map_err(|_| Error::Invalid("a table writer thread panicked".into()))?;
+    let batch_rows = batch.rows();
+    let schema = match guard.as_ref() {
+        Some(table) => table.schema.clone(),
+        None => table_schema(plan, options)?,
+    };
+    let (record, text_rows) = if options.format == TableFormat::Ndjson {
+        (None, Some(batch))
+    } else {
+        (Some(crate::batch::record_batch(&schema, batch)?), None)
+    };
+    let table = match guard.as_mut() {
+        Some(table) => table,
+        // Parquet settles its dictionaries on the first batch.
+        None => guard.insert(Open {
+            sink: Sink::create(&plan.path, &schema, options, record.as_ref())?,
+            schema,
+            rows: 0,
+            line: String::new(),
+        }),
+    };
+    table.rows += batch_rows as u64;
+    match (record, text_rows) {
+        (Some(record), _) => table.sink.write(&record)?,
+        (None, Some(batch)) => {
+            for row in 0..batch.rows() {
+                let values = batch.row_values(row);
+                table
+                    .sink
+                    .write_values(&plan.desc, &values, &mut table.line)?;
+            }
+        }
+        (None, None) => {}
     }
-    Ok(finished)
+    Ok(())
 }
 
 /// The plan's schema with the pending metadata (waited for here) merged in.
