@@ -62,7 +62,7 @@ fn by_batches(
     let mut set = BatchSet::with_streams(&schema, capacity, wanted);
     loop {
         let more = reader.read_batches(&mut set)?;
-        for batch in set.take_at_least(if more { capacity } else { 1 }) {
+        for batch in set.take_ready(more) {
             batch.check_consistent().expect("consistent batch");
             for row in 0..batch.rows() {
                 streams[batch.stream()].push(batch.row_values(row));

@@ -15,8 +15,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use std::collections::BTreeMap;
-
 use anyhow::{Context, Result, bail};
 
 use crate::{cargo, project_root, python_env, run};
@@ -136,12 +134,16 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     if !output.status.success() {
         bail!("xtask/compare.py failed with {}", output.status);
     }
-    let py = flat_json(&String::from_utf8_lossy(&output.stdout))
-        .context("xtask/compare.py did not print one flat JSON object")?;
-    let field = |key: &str| py.get(key).map_or("?", String::as_str);
+    let py: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&output.stdout)
+        .context("xtask/compare.py did not print one JSON object")?;
+    let field = |key: &str| match py.get(key) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "?".into(),
+    };
     let secs = |key: &str| -> Result<f64> {
-        field(key)
-            .parse()
+        py.get(key)
+            .and_then(serde_json::Value::as_f64)
             .with_context(|| format!("compare.py printed no number for {key}"))
     };
     let (dict, nodict) = (secs("parquet_dict")?, secs("parquet_nodict")?);
@@ -340,52 +342,4 @@ fn git(args: &[&str]) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-/// The members of a flat JSON object (string and number values, no nesting) as text; what
-/// `compare.py` prints, read without a JSON dependency.
-fn flat_json(text: &str) -> Result<BTreeMap<String, String>> {
-    let body = text
-        .trim()
-        .strip_prefix('{')
-        .and_then(|t| t.strip_suffix('}'))
-        .context("not a JSON object")?;
-    let mut chars = body.chars().peekable();
-    let mut members = BTreeMap::new();
-    // A JSON string whose opening quote has been read (escapes other than \uXXXX kept as the
-    // escaped character).
-    let string = |chars: &mut std::iter::Peekable<std::str::Chars>| -> Result<String> {
-        let mut s = String::new();
-        loop {
-            match chars.next().context("unterminated string")? {
-                '"' => return Ok(s),
-                '\\' => s.push(chars.next().context("unterminated escape")?),
-                c => s.push(c),
-            }
-        }
-    };
-    loop {
-        while chars.next_if(|c| c.is_whitespace() || *c == ',').is_some() {}
-        match chars.next() {
-            None => return Ok(members),
-            Some('"') => {}
-            Some(c) => bail!("expected a member name, found {c:?}"),
-        }
-        let key = string(&mut chars)?;
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        if chars.next() != Some(':') {
-            bail!("expected ':' after {key:?}");
-        }
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        let value = if chars.next_if_eq(&'"').is_some() {
-            string(&mut chars)?
-        } else {
-            let mut v = String::new();
-            while let Some(c) = chars.next_if(|c| *c != ',') {
-                v.push(c);
-            }
-            v.trim().to_string()
-        };
-        members.insert(key, value);
-    }
 }

@@ -56,7 +56,7 @@ fn by_batches(
         if more {
             assert!(set.is_full(), "Ok(true) without a full batch");
         }
-        for batch in set.take_at_least(if more { capacity } else { 1 }) {
+        for batch in set.take_ready(more) {
             batch.check_consistent().unwrap();
             assert!(batch.rows() <= capacity, "a batch past its capacity");
             for row in 0..batch.rows() {
@@ -549,11 +549,7 @@ fn batch_count(r: &mut Recording, native: bool) -> usize {
         } else {
             recfmt_core::read_batches_by_rows(r, &mut set).unwrap()
         };
-        rows += set
-            .take_at_least(if more { 4096 } else { 1 })
-            .iter()
-            .map(|b| b.rows())
-            .sum::<usize>();
+        rows += set.take_ready(more).iter().map(|b| b.rows()).sum::<usize>();
         if !more {
             return rows;
         }

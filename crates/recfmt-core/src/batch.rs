@@ -290,47 +290,42 @@ pub struct ColumnBuf {
 impl ColumnBuf {
     /// An empty column for `signal`, with room for about `rows` rows.
     pub fn new(signal: &SignalDesc, rows: usize) -> Self {
-        let rows = rows.min(MAX_PREALLOCATED_ROWS);
-        let (shape, per_row) = match &signal.shape {
-            Shape::Variable => {
-                let mut offsets = Vec::with_capacity(rows + 1);
-                offsets.push(0);
-                (RowShape::Variable(offsets), 1)
-            }
-            fixed => {
-                let n = fixed.element_count().unwrap_or(1);
-                (RowShape::Fixed(n), n)
-            }
+        let width = match &signal.shape {
+            Shape::Variable => None,
+            fixed => Some(fixed.element_count().unwrap_or(1)),
         };
-        let elements = rows.saturating_mul(per_row).min(MAX_PREALLOCATED_ROWS * 16);
-        ColumnBuf {
-            dtype: signal.dtype,
-            shape,
-            data: ColumnData::new(signal.dtype, elements),
-            validity: Vec::new(),
-            skipped: false,
-        }
+        let rows = rows.min(MAX_PREALLOCATED_ROWS);
+        Self::empty(signal.dtype, width, rows, MAX_PREALLOCATED_ROWS * 16)
     }
 
-    /// An empty column of the same type and shape.
     /// An empty column of the same type and shape with room for `rows` rows (none when
     /// skipped).
     fn empty_like(&self, rows: usize) -> Self {
         let rows = if self.skipped { 0 } else { rows };
-        let (shape, per_row) = match &self.shape {
-            RowShape::Fixed(n) => (RowShape::Fixed(*n), *n),
-            RowShape::Variable(_) => {
+        ColumnBuf {
+            skipped: self.skipped,
+            ..Self::empty(self.dtype, self.width(), rows, usize::MAX)
+        }
+    }
+
+    /// An empty column of `width` elements per row (`None`: variable rows), with room for
+    /// `rows` rows and at most `max_elements` elements.
+    fn empty(dtype: DType, width: Option<usize>, rows: usize, max_elements: usize) -> Self {
+        let shape = match width {
+            Some(n) => RowShape::Fixed(n),
+            None => {
                 let mut offsets = Vec::with_capacity(rows + 1);
                 offsets.push(0);
-                (RowShape::Variable(offsets), 1)
+                RowShape::Variable(offsets)
             }
         };
+        let elements = rows.saturating_mul(width.unwrap_or(1)).min(max_elements);
         ColumnBuf {
-            dtype: self.dtype,
+            dtype,
             shape,
-            data: ColumnData::new(self.dtype, rows.saturating_mul(per_row)),
+            data: ColumnData::new(dtype, elements),
             validity: Vec::new(),
-            skipped: self.skipped,
+            skipped: false,
         }
     }
 
@@ -1032,6 +1027,13 @@ impl BatchSet {
         std::mem::replace(&mut self.batches[stream], fresh)
     }
 
+    /// The batches to hand on after a [`crate::RecordingReader::read_batches`] call that
+    /// returned `more`: the full ones while rows may follow (so every batch but a stream's last
+    /// is whole), every non-empty one once the recording has ended.
+    pub fn take_ready(&mut self, more: bool) -> Vec<StreamBatch> {
+        self.take_at_least(if more { self.capacity } else { 1 })
+    }
+
     /// Takes every batch that holds at least `min_rows` rows, in stream order.
     pub fn take_at_least(&mut self, min_rows: usize) -> Vec<StreamBatch> {
         let min_rows = min_rows.max(1);
@@ -1075,22 +1077,22 @@ pub fn read_batches_by_rows<R: crate::RecordingReader + ?Sized>(
 ) -> Result<bool> {
     let mut frame = std::mem::take(&mut dst.scratch);
     let result = (|| {
-        while !dst.is_full() {
+        if dst.is_full() {
+            return Ok(true);
+        }
+        loop {
             if !reader.read_frame(&mut frame)? {
                 return Ok(false);
             }
-            if frame.stream >= dst.len() {
-                return Err(Error::invalid(format!(
-                    "the reader returned a row of stream {}, but the schema has {} streams",
-                    frame.stream,
-                    dst.len()
-                )));
-            }
-            if dst.wants(frame.stream) {
+            let stream = frame.stream;
+            // `push_frame` refuses a stream the schema lacks.
+            if stream >= dst.len() || dst.wants(stream) {
                 dst.push_frame(&frame, reader.schema())?;
+                if dst.stream(stream).rows() >= dst.capacity {
+                    return Ok(true);
+                }
             }
         }
-        Ok(true)
     })();
     dst.scratch = frame;
     result

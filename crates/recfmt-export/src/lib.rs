@@ -340,19 +340,9 @@ pub fn export_tables(
     // Decoding here, encoding on the writers' threads.
     let mut writers = writers::Writers::start(plans, options);
     let mut batches = BatchSet::new(&schema, options.batch_rows);
-    loop {
-        let more = reader.read_batches(&mut batches)?;
-        // Full batches only while reading, so every row group but a stream's last is whole.
-        let min_rows = if more { batches.capacity() } else { 1 };
-        for batch in batches.take_at_least(min_rows) {
-            writers.send(batch)?;
-        }
-        let (done, total) = reader.progress();
-        progress(done, total);
-        if !more {
-            break;
-        }
-    }
+    read_all_batches(reader, &mut batches, progress, &mut |batch| {
+        writers.send(batch).map(|()| true)
+    })?;
     let finished: Vec<(AtomicFile, StreamOutput)> = writers
         .finish()?
         .into_iter()
@@ -426,23 +416,10 @@ pub fn export_hdf5(
             .unwrap_or_else(|_| Err(Error::Invalid("the HDF5 writer thread panicked".into())))
     };
     let mut batches = BatchSet::new(&schema, batch_rows);
-    let read = (|| -> Result<(), Error> {
-        loop {
-            let more = reader.read_batches(&mut batches)?;
-            let min_rows = if more { batches.capacity() } else { 1 };
-            for batch in batches.take_at_least(min_rows) {
-                if queue.send(batch).is_err() {
-                    // The writer stopped on an error; `join` reports it.
-                    return Ok(());
-                }
-            }
-            let (done, total) = reader.progress();
-            progress(done, total);
-            if !more {
-                return Ok(());
-            }
-        }
-    })();
+    // A failed send means the writer stopped on an error, which `join` reports.
+    let read = read_all_batches(reader, &mut batches, progress, &mut |batch| {
+        Ok(queue.send(batch).is_ok())
+    });
     drop(queue);
     let writer = join(encoder);
     read?;
@@ -461,6 +438,29 @@ pub fn export_hdf5(
     let (done, total) = reader.progress();
     progress(done, total);
     Ok(ExportReport { outputs })
+}
+
+/// Reads `reader` to the end in `batches`, handing every batch ready to be written to `send`
+/// (which returns false to stop early) and reporting progress after each read.
+fn read_all_batches(
+    reader: &mut dyn RecordingReader,
+    batches: &mut BatchSet,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+    send: &mut dyn FnMut(recfmt_core::StreamBatch) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    loop {
+        let more = reader.read_batches(batches)?;
+        for batch in batches.take_ready(more) {
+            if !send(batch)? {
+                return Ok(());
+            }
+        }
+        let (done, total) = reader.progress();
+        progress(done, total);
+        if !more {
+            return Ok(());
+        }
+    }
 }
 
 #[cfg(test)]

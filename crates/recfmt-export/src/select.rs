@@ -606,8 +606,7 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
         };
         let result = (|| loop {
             let more = self.inner.read_batches(&mut inner)?;
-            let min_rows = if more { inner.capacity() } else { 1 };
-            for batch in inner.take_at_least(min_rows) {
+            for batch in inner.take_ready(more) {
                 if let Some(selected) = self.select_batch(batch)? {
                     let out = selected.stream();
                     dst.stream_mut(out)

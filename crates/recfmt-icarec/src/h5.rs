@@ -802,6 +802,17 @@ impl IcarusH5Recording {
         Ok(())
     }
 
+    /// Loads the window holding row `next` when it is not loaded yet; returns the row's index
+    /// in it.
+    fn window_index(&mut self) -> Result<usize> {
+        let in_window = self.next >= self.window_start
+            && self.next < self.window_start + self.window_time.len() as u64;
+        if !in_window {
+            self.load_window(self.next)?;
+        }
+        Ok(usize::try_from(self.next - self.window_start).unwrap_or(usize::MAX))
+    }
+
     fn next_row(&mut self, dst: &mut FrameBuf) -> Result<bool> {
         if !self.started {
             self.started = true;
@@ -817,12 +828,7 @@ impl IcarusH5Recording {
         if self.next >= self.rows {
             return Ok(false);
         }
-        let in_window = self.next >= self.window_start
-            && self.next < self.window_start + self.window_time.len() as u64;
-        if !in_window {
-            self.load_window(self.next)?;
-        }
-        let i = usize::try_from(self.next - self.window_start).unwrap_or(usize::MAX);
+        let i = self.window_index()?;
         dst.reset(0, self.dynamic.len() + 1);
         dst.values[0] = self.window_time.value(i);
         for (v, w) in dst.values[1..].iter_mut().zip(&self.window) {
@@ -857,14 +863,9 @@ impl IcarusH5Recording {
             if self.next >= self.rows {
                 return Ok(false);
             }
-            let in_window = self.next >= self.window_start
-                && self.next < self.window_start + self.window_time.len() as u64;
-            if !in_window {
-                // Loaded even when the dynamic stream is not wanted: a damaged dataset fails
-                // here exactly as it does on the row path.
-                self.load_window(self.next)?;
-            }
-            let i = usize::try_from(self.next - self.window_start).unwrap_or(usize::MAX);
+            // Loaded even when the dynamic stream is not wanted: a damaged dataset fails here
+            // exactly as it does on the row path.
+            let i = self.window_index()?;
             let available = self.window_time.len().saturating_sub(i);
             if available == 0 {
                 return Err(malformed(format!(

@@ -56,7 +56,7 @@ fn read(c: &mut Criterion) {
             let mut n = 0usize;
             loop {
                 let more = rec.read_batches(&mut batches).expect("batch");
-                for batch in batches.take_at_least(if more { 65_536 } else { 1 }) {
+                for batch in batches.take_ready(more) {
                     n += batch.rows();
                 }
                 if !more {

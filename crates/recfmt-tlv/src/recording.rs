@@ -426,6 +426,15 @@ impl<R: Read> UsvlogRecording<R> {
         }
     }
 
+    /// A record-file result as the generic one, its error naming the record file when known.
+    fn in_records<T>(&self, result: Result<T>) -> recfmt_core::Result<T> {
+        let result = result.map_err(recfmt_core::Error::from);
+        match &self.path {
+            Some(path) => result.map_err(|e| e.in_file(path)),
+            None => result,
+        }
+    }
+
     /// Called once when the records end: notes the unknown record types kept, and compares
     /// the records found with the counts `meta.json` gives: fewer means the file was cut at a
     /// record boundary, which only those counts can tell (an error when strict).
@@ -603,21 +612,12 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
 
     fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
         if !self.records_done {
-            let next = self
-                .next_record_frame(dst)
-                .map_err(recfmt_core::Error::from);
-            let next = match &self.path {
-                Some(path) => next.map_err(|e| e.in_file(path)),
-                None => next,
-            };
-            if next? {
+            let next = self.next_record_frame(dst);
+            if self.in_records(next)? {
                 return Ok(true);
             }
-            let finished = self.finish_records().map_err(recfmt_core::Error::from);
-            match &self.path {
-                Some(path) => finished.map_err(|e| e.in_file(path))?,
-                None => finished?,
-            }
+            let finished = self.finish_records();
+            self.in_records(finished)?;
         }
         let event = self.next_event_frame(dst).map_err(recfmt_core::Error::from);
         match (&self.path, event) {
@@ -628,21 +628,12 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
 
     fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
         if !self.records_done {
-            let more = self
-                .next_record_batches(dst)
-                .map_err(recfmt_core::Error::from);
-            let more = match &self.path {
-                Some(path) => more.map_err(|e| e.in_file(path)),
-                None => more,
-            };
-            if more? {
+            let more = self.next_record_batches(dst);
+            if self.in_records(more)? {
                 return Ok(true);
             }
-            let finished = self.finish_records().map_err(recfmt_core::Error::from);
-            match &self.path {
-                Some(path) => finished.map_err(|e| e.in_file(path))?,
-                None => finished?,
-            }
+            let finished = self.finish_records();
+            self.in_records(finished)?;
         }
         // events.jsonl lines are few and text: row by row.
         recfmt_core::read_batches_by_rows(self, dst)

@@ -65,7 +65,7 @@ pub fn scan(reader: &mut dyn RecordingReader) -> Result<ScanStats> {
     );
     loop {
         let more = reader.read_batches(&mut batches)?;
-        for batch in batches.take_at_least(if more { SCAN_BATCH_ROWS } else { 1 }) {
+        for batch in batches.take_ready(more) {
             let (Some(s), Some(desc)) = (
                 stats.streams.get_mut(batch.stream()),
                 schema.streams.get(batch.stream()),
