@@ -29,7 +29,7 @@
 //! assert_eq!(row.time_seconds(&schema.streams[0]), Some(2.5));
 //! ```
 
-mod atomic;
+pub mod atomic;
 mod batch;
 mod error;
 mod limits;
@@ -40,7 +40,7 @@ mod time;
 mod value;
 mod write;
 
-pub use atomic::AtomicFile;
+pub use atomic::{AtomicFile, DirLock, Replace, TempPath};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, StreamBatch, VarBytes, read_batches_by_rows,
 };
