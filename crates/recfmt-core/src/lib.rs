@@ -48,9 +48,9 @@ pub use batch::{
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
 pub use plugin::{
-    Compatibility, CopyFn, Findings, FormatOption, FormatOptions, OptionKind, OutputSource, Query,
-    QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn, TableColumn, TableReader,
-    Validator, Written,
+    AgainstFn, Compatibility, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
+    OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,
+    TableColumn, TableReader, Validator, Written,
 };
 pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier};
 pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};

@@ -219,13 +219,17 @@ pub struct Written {
     pub integrity: Option<Integrity>,
 }
 
+/// Checks a reference (`validate --against SCHEMA`) before the recording is read; returns
+/// the reference's own problems.
+pub type AgainstFn = fn(reference: &Path, options: &ReadOptions) -> Result<Vec<String>>;
+
 /// Format-specific checks `validate` runs besides reading every row.
 #[derive(Debug, Clone, Copy)]
 pub struct Validator {
     /// Checks the reference a recording is validated against (`validate --against SCHEMA`)
     /// before the recording is read: an unusable reference is an error, and the problems of a
     /// usable one are returned. `None` when the format has no such references.
-    pub against: Option<fn(reference: &Path, options: &ReadOptions) -> Result<Vec<String>>>,
+    pub against: Option<AgainstFn>,
     /// Checks the recording after the generic scan (digests, record checkers, compatibility
     /// with the reference).
     pub check: fn(path: &Path, against: Option<&Path>, options: &ReadOptions) -> Result<Findings>,
@@ -369,3 +373,73 @@ pub struct StateAt {
 /// early. The [`Integrity`] is that of the recording opened.
 pub type StateAtFn =
     fn(path: &Path, t: f64, options: &ReadOptions) -> Result<(Option<StateAt>, Integrity)>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static OPTIONS: [FormatOption; 2] = [
+        FormatOption {
+            key: "version",
+            kind: OptionKind::Integer { min: 1, max: 2 },
+            default: None,
+            help: "",
+        },
+        FormatOption {
+            key: "mode",
+            kind: OptionKind::Choice(&["a", "b"]),
+            default: Some("a"),
+            help: "",
+        },
+    ];
+
+    fn options(pairs: &[&str]) -> FormatOptions {
+        let mut o = FormatOptions::new();
+        for p in pairs {
+            o.push_pair(p).unwrap();
+        }
+        o
+    }
+
+    #[test]
+    fn options_of_other_formats_are_left_out_and_plain_keys_must_be_known() {
+        let o = options(&["x.version=1", "y.version=9", "mode=b"]);
+        let resolved = o.resolve("x", &OPTIONS).unwrap();
+        assert_eq!(resolved.get_i64("version"), Some(1));
+        assert_eq!(resolved.get("mode"), Some("b"));
+        assert_eq!(resolved.pairs().count(), 2, "y.version is not x's");
+
+        let err = options(&["speed=3"]).resolve("x", &OPTIONS).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x has no option \"speed\" (its options: version, mode)"
+        );
+        let err = options(&["x.version=3"])
+            .resolve("x", &OPTIONS)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x option version=3: expected an integer in 1..=2"
+        );
+        assert!(options(&["mode=c"]).resolve("x", &OPTIONS).is_err());
+        assert!(FormatOptions::new().push_pair("novalue").is_err());
+    }
+
+    #[test]
+    fn defaults_fill_what_was_not_given() {
+        let filled = FormatOptions::new().with_defaults(&OPTIONS);
+        assert_eq!(filled.get("mode"), Some("a"));
+        assert_eq!(filled.get("version"), None);
+        let given = options(&["mode=b"]).with_defaults(&OPTIONS);
+        assert_eq!(given.get("mode"), Some("b"));
+    }
+
+    #[test]
+    fn option_kinds_check_values() {
+        assert!(OptionKind::Number.check("-61.5").is_ok());
+        assert!(OptionKind::Number.check("loud").is_err());
+        assert!(OptionKind::Flag.check("true").is_ok());
+        assert!(OptionKind::Flag.check("yes").is_err());
+        assert!(OptionKind::Text.check("anything").is_ok());
+    }
+}

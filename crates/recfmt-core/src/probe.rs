@@ -410,4 +410,34 @@ mod tests {
         );
         assert!(err.is_err_and(|e| e.to_string().contains("known: a, b, c, d")));
     }
+
+    static WITH_OPTION: FormatDescriptor = FormatDescriptor {
+        options: &[crate::FormatOption {
+            key: "build",
+            kind: crate::OptionKind::Text,
+            default: None,
+            help: "",
+        }],
+        ..format("opt", &[], Tier::Magic, |_| Score::No)
+    };
+
+    #[test]
+    fn options_are_checked_against_the_registered_formats() {
+        let mut r = registry();
+        r.register(&WITH_OPTION);
+        let mut ok = crate::FormatOptions::new();
+        ok.push("opt.build", "1").push("build", "2");
+        assert!(r.check_options(&ok).is_ok());
+        let mut unknown_format = crate::FormatOptions::new();
+        unknown_format.push("zz.build", "1");
+        assert!(
+            r.check_options(&unknown_format)
+                .is_err_and(|e| e.to_string().contains("unknown format id \"zz\""))
+        );
+        let mut unknown_key = crate::FormatOptions::new();
+        unknown_key.push("a.build", "1");
+        assert!(r.check_options(&unknown_key).is_err());
+        assert_eq!(WITH_OPTION.capabilities(), ["options"]);
+        assert!(!WITH_OPTION.is_target());
+    }
 }

@@ -1,6 +1,8 @@
 //! The example format registered next to the built-in ones and converted to Parquet through
 //! the same front door (`recfmt::convert::convert`) the command line uses.
 
+#![allow(clippy::unwrap_used)] // tests may unwrap
+
 use std::path::Path;
 
 use arrow_array::cast::AsArray;

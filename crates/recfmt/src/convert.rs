@@ -164,32 +164,36 @@ pub struct Target {
 
 /// The generic table targets this build has.
 fn table_targets() -> Vec<(&'static str, &'static str, TableFormat)> {
-    let mut out = Vec::new();
-    #[cfg(feature = "export-parquet")]
-    out.push((
-        "parquet",
-        "Apache Parquet, one file per stream",
-        TableFormat::Parquet,
-    ));
-    #[cfg(feature = "export-csv")]
-    out.push((
-        "csv",
-        "CSV with a header row, one file per stream",
-        TableFormat::Csv,
-    ));
-    #[cfg(feature = "export-arrow")]
-    out.push((
-        "arrow",
-        "Arrow IPC file (Feather v2), one file per stream",
-        TableFormat::Arrow,
-    ));
-    #[cfg(feature = "export-ndjson")]
-    out.push((
-        "ndjson",
-        "newline-delimited JSON, one file per stream",
-        TableFormat::Ndjson,
-    ));
-    out
+    let all = [
+        (
+            "parquet",
+            "Apache Parquet, one file per stream",
+            TableFormat::Parquet,
+            cfg!(feature = "export-parquet"),
+        ),
+        (
+            "csv",
+            "CSV with a header row, one file per stream",
+            TableFormat::Csv,
+            cfg!(feature = "export-csv"),
+        ),
+        (
+            "arrow",
+            "Arrow IPC file (Feather v2), one file per stream",
+            TableFormat::Arrow,
+            cfg!(feature = "export-arrow"),
+        ),
+        (
+            "ndjson",
+            "newline-delimited JSON, one file per stream",
+            TableFormat::Ndjson,
+            cfg!(feature = "export-ndjson"),
+        ),
+    ];
+    all.into_iter()
+        .filter(|t| t.3)
+        .map(|(id, help, format, _)| (id, help, format))
+        .collect()
 }
 
 /// Every target `convert` can write with `registry`: the table formats, HDF5, every format

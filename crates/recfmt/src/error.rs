@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-/// What went wrong in [`crate::convert`], [`crate::validate`], [`crate::inspect`],
-/// [`crate::recover`] or [`crate::query`]. Messages and causes are those the command line
+/// What went wrong in [`crate::convert`], [`crate::validate`], [`crate::inspect`] or
+/// [`crate::ops`]. Messages and causes are those the command line
 /// prints (`source()` walks the causes).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
