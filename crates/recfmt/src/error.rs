@@ -1,7 +1,5 @@
 //! The error of the facade's front-door functions.
 
-use std::path::PathBuf;
-
 /// What went wrong in [`crate::convert`], [`crate::validate`], [`crate::inspect`] or
 /// [`crate::ops`]. Messages and causes are those the command line
 /// prints (`source()` walks the causes).
@@ -29,16 +27,6 @@ pub enum Error {
         /// The underlying error.
         #[source]
         source: Box<Error>,
-    },
-    /// Several inputs were converted and some failed; each one's error is in its place.
-    #[error("{failed} of {total} inputs failed")]
-    Inputs {
-        /// How many failed.
-        failed: usize,
-        /// How many there were.
-        total: usize,
-        /// The failed inputs with their errors, in input order.
-        errors: Vec<(PathBuf, Error)>,
     },
 }
 
