@@ -594,3 +594,245 @@ fn raster_merge_honours_max_rows_and_counts_rows_exactly() {
         "header plus one line per raster row"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Items 7-10: outputs never replace what was there unless asked, never through a link, and a
+// folder another run is writing is refused.
+
+fn usvlog_fixture() -> PathBuf {
+    recfmt_tests::fixture("usvlog/all_types")
+}
+
+#[test]
+fn an_existing_output_is_refused_without_force_and_replaced_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = usvlog_fixture();
+    // A single-file output.
+    let h5 = dir.path().join("out.h5");
+    std::fs::write(&h5, b"precious").unwrap();
+    let run = recfmt(&["convert", s(&input), "--to", "hdf5", "-o", s(&h5)]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(stderr(&run).contains("--force"), "{}", stderr(&run));
+    assert_eq!(std::fs::read(&h5).unwrap(), b"precious");
+    let run = recfmt(&[
+        "--force",
+        "convert",
+        s(&input),
+        "--to",
+        "hdf5",
+        "-o",
+        s(&h5),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(
+        std::fs::read(&h5)
+            .unwrap()
+            .starts_with(b"\x89HDF\r\n\x1a\n")
+    );
+    // A folder of tables: refused as a whole before anything is written.
+    let out = dir.path().join("tables");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("REC_NAV_SOLUTION.csv"), b"precious").unwrap();
+    let run = recfmt(&["convert", s(&input), "--to", "csv", "-o", s(&out)]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert_eq!(recfmt_tests::list_files(&out), ["REC_NAV_SOLUTION.csv"]);
+    let run = recfmt(&[
+        "--force",
+        "convert",
+        s(&input),
+        "--to",
+        "csv",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(recfmt_tests::list_files(&out).len() > 1);
+    assert!(
+        recfmt_tests::list_files(&out)
+            .iter()
+            .all(|n| !n.starts_with('.')),
+        "no temporary or lock file is left: {:?}",
+        recfmt_tests::list_files(&out)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_never_go_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = usvlog_fixture();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    // A link at the output name is not a regular file: refused even with --force.
+    let h5 = dir.path().join("out.h5");
+    std::os::unix::fs::symlink(&victim, &h5).unwrap();
+    // And links planted at the temporary names older versions used change nothing.
+    std::os::unix::fs::symlink(&victim, dir.path().join(".out.h5.partial")).unwrap();
+    for force in [false, true] {
+        let mut args = vec!["convert", s(&input), "--to", "hdf5", "-o", s(&h5)];
+        if force {
+            args.insert(0, "--force");
+        }
+        let run = recfmt(&args);
+        assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+        assert!(
+            stderr(&run).contains("not a regular file"),
+            "{}",
+            stderr(&run)
+        );
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(
+        std::fs::symlink_metadata(&h5)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // A fresh name next to the planted temporary link is written as a regular file.
+    let fresh = dir.path().join("fresh.h5");
+    std::os::unix::fs::symlink(&victim, dir.path().join(".fresh.h5.partial")).unwrap();
+    let run = recfmt(&["convert", s(&input), "--to", "hdf5", "-o", s(&fresh)]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(
+        std::fs::symlink_metadata(&fresh)
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+}
+
+#[test]
+fn a_folder_another_run_is_writing_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tables");
+    std::fs::create_dir(&out).unwrap();
+    // This test process is alive, so its lock is live.
+    std::fs::write(
+        out.join(".recfmt.lock"),
+        format!("{}\n", std::process::id()),
+    )
+    .unwrap();
+    let run = recfmt(&[
+        "convert",
+        s(&usvlog_fixture()),
+        "--to",
+        "csv",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(stderr(&run).contains("another run"), "{}", stderr(&run));
+    assert_eq!(recfmt_tests::list_files(&out), [".recfmt.lock"]);
+}
+
+#[test]
+fn a_failed_conversion_leaves_no_folder_behind() {
+    let Some(input) = recfmt_tests::reproducer("icarec_nan_time.icarec") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("new_folder");
+    let run = recfmt(&[
+        "convert",
+        s(&input),
+        "--to",
+        "csv",
+        "--time-column",
+        "utc",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(!out.exists(), "{:?}", recfmt_tests::list_files(&out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 6: inputs that are not regular files or folders are refused, not read forever.
+
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_are_refused_as_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let mut inputs = vec![PathBuf::from("/dev/zero")];
+    if made.is_ok_and(|s| s.success()) {
+        inputs.push(fifo);
+    }
+    for input in &inputs {
+        for args in [
+            vec!["info", s(input)],
+            vec![
+                "--format",
+                "nanover",
+                "--nanover-version",
+                "1",
+                "info",
+                s(input),
+            ],
+            vec!["--format", "usvlog", "validate", s(input)],
+        ] {
+            let run = recfmt(&args);
+            assert_eq!(run.status.code(), Some(1), "{args:?}: {}", stderr(&run));
+            assert!(
+                stderr(&run).contains("not a regular file or folder"),
+                "{}",
+                stderr(&run)
+            );
+        }
+        let out = dir.path().join("out");
+        let run = recfmt(&[
+            "--format",
+            "nanover",
+            "--nanover-version",
+            "1",
+            "convert",
+            s(input),
+            "--to",
+            "csv",
+            "-o",
+            s(&out),
+        ]);
+        assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+        assert!(!out.exists());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 11: an ICAREC recording cut at a frame boundary lost data (metadata.json says so).
+
+#[test]
+fn icarec_cut_at_a_frame_boundary_is_truncated_exit_3() {
+    let Some(input) = recfmt_tests::reproducer("icarec_trunc_boundary.icarec") else {
+        return;
+    };
+    let run = recfmt(&["validate", s(&input), "--json"]);
+    assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
+    let run = recfmt(&["info", s(&input), "--json"]);
+    let info = json_of(&run);
+    assert_eq!(info["integrity"]["status"], "truncated", "{info}");
+    // 100 of 200 frames of 216 bytes are missing.
+    assert_eq!(info["integrity"]["bytes_lost"], 100 * 216, "{info}");
+    assert_eq!(info["integrity"]["truncated_at"], 100 * 216, "{info}");
+    let run = recfmt(&["--strict", "info", s(&input)]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(stderr(&run).contains("frame_count"), "{}", stderr(&run));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 4: a `.nanover.zip` naming a member twice has no single meaning: refused.
+
+#[test]
+fn nanover_zip_with_two_index_members_is_refused() {
+    let Some(input) = recfmt_tests::reproducer("dup_index_last_empty.nanover.zip") else {
+        return;
+    };
+    let run = recfmt(&["info", s(&input)]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("one index.msgpack member in the zip, found 2"),
+        "{}",
+        stderr(&run)
+    );
+}

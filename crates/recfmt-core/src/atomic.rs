@@ -489,3 +489,145 @@ impl Drop for TempPath {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`remove_pending`] acts on the whole process: these tests take turns.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "recfmt-atomic-{name}-{}-{:x}",
+            std::process::id(),
+            random_suffix()
+        ));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        dir
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn atomic(target: &Path, replace: Replace, text: &str) -> AtomicFile {
+        let mut f = AtomicFile::create_with(target, replace).expect("create");
+        f.write_all(text.as_bytes()).expect("write");
+        f
+    }
+
+    #[test]
+    fn temporary_names_are_unique_and_hidden() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("names");
+        let a = temp_path(&dir.join("out.csv")).expect("temp");
+        let b = temp_path(&dir.join("out.csv")).expect("temp");
+        assert_ne!(a, b);
+        let name = a.file_name().and_then(|n| n.to_str()).expect("name");
+        assert!(
+            name.starts_with(".out.csv.") && name.ends_with(".partial"),
+            "{name}"
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_existing_output_is_kept_unless_replacing_is_allowed() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("replace");
+        let target = dir.join("t.csv");
+        std::fs::write(&target, "old").expect("write");
+        assert_eq!(
+            AtomicFile::create_with(&target, Replace::Never)
+                .expect_err("refused")
+                .kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        atomic(&target, Replace::RegularFile, "new")
+            .commit()
+            .expect("commit");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "new");
+        // A folder (like a device node) is never replaced, even when replacing is allowed.
+        let folder = dir.join("d");
+        std::fs::create_dir(&folder).expect("mkdir");
+        assert!(AtomicFile::create_with(&folder, Replace::RegularFile).is_err());
+        assert_eq!(names(&dir), ["d", "t.csv"]);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_target_appearing_during_the_write_is_not_replaced() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("race");
+        let target = dir.join("t.csv");
+        let f = atomic(&target, Replace::Never, "new");
+        std::fs::write(&target, "someone else's").expect("write");
+        assert!(f.commit().is_err());
+        assert_eq!(
+            std::fs::read_to_string(&target).expect("read"),
+            "someone else's"
+        );
+        assert_eq!(names(&dir), ["t.csv"], "the temporary file is gone too");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_failed_commit_of_several_files_restores_the_folder() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("all");
+        let (a, b, c) = (dir.join("a.csv"), dir.join("b.csv"), dir.join("c.csv"));
+        std::fs::write(&a, "old a").expect("write");
+        let files = vec![
+            atomic(&a, Replace::RegularFile, "new a"),
+            atomic(&b, Replace::RegularFile, "new b"),
+            atomic(&c, Replace::RegularFile, "new c"),
+        ];
+        // c becomes a folder meanwhile: its move fails after a and b were moved.
+        std::fs::create_dir(&c).expect("mkdir");
+        let (failed, _) = commit_all(files).expect_err("c cannot be replaced");
+        assert_eq!(failed, 2);
+        assert_eq!(std::fs::read_to_string(&a).expect("read"), "old a");
+        assert!(!b.exists());
+        assert_eq!(names(&dir), ["a.csv", "c.csv"]);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn pending_outputs_are_removed_on_request() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("pending");
+        let f = atomic(&dir.join("t.csv"), Replace::Never, "partial");
+        let temp = create_temp_dir(&dir.join("session")).expect("temp dir");
+        assert_eq!(names(&dir).len(), 2);
+        remove_pending();
+        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+        drop(f);
+        assert!(!temp.exists());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_folder_lock_refuses_a_second_run_and_takes_over_a_stale_one() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = scratch("lock");
+        let lock = DirLock::acquire(&dir).expect("first");
+        let err = DirLock::acquire(&dir).expect_err("second");
+        assert!(err.to_string().contains("another run"), "{err}");
+        drop(lock);
+        assert!(names(&dir).is_empty());
+        // A lock left by a process that no longer exists (pids stay below 2^22 on Linux).
+        std::fs::write(dir.join(DirLock::FILE_NAME), "4294967\n").expect("write");
+        if Path::new("/proc/self").exists() {
+            let lock = DirLock::acquire(&dir).expect("stale lock taken over");
+            drop(lock);
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

@@ -225,6 +225,7 @@ impl Registry {
     /// Detects the format of a file or directory.
     pub fn detect_path(&self, path: &Path) -> Result<&'static FormatDescriptor> {
         let meta = std::fs::metadata(path).in_file(path)?;
+        check_input_kind(path)?;
         if meta.is_dir() {
             return self
                 .pick(
@@ -248,6 +249,7 @@ impl Registry {
         forced: Option<&str>,
         options: &ReadOptions,
     ) -> Result<Box<dyn RecordingReader>> {
+        check_input_kind(path)?;
         let format = match forced {
             Some(id) => self.by_id(id).ok_or_else(|| {
                 Error::invalid(format!(
@@ -439,5 +441,18 @@ mod tests {
         assert!(r.check_options(&unknown_key).is_err());
         assert_eq!(WITH_OPTION.capabilities(), ["options"]);
         assert!(!WITH_OPTION.is_target());
+    }
+}
+
+/// Refuses inputs that are neither regular files nor folders: a device such as `/dev/zero`
+/// never ends and a FIFO without a writer never answers, so reading (or hashing) one would
+/// not finish. Paths that do not exist are left to the format, which may read siblings.
+pub fn check_input_kind(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Err(Error::invalid(format!(
+            "{} is not a regular file or folder (a device, FIFO or socket); recordings are read from files",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
 }

@@ -493,12 +493,13 @@ fn failures_leave_no_file() {
     assert!(dir_names(dir.path()).is_empty());
 
     // A null integer: the error names stream, signal and row; the old file survives.
+    // (An existing file is refused up front, so this one appears while the writer runs.)
     let path = dir.path().join("null.h5");
-    std::fs::write(&path, b"old").unwrap();
     let mut rows = all_rows();
     let row_8 = rows.iter_mut().filter(|r| r.stream == 0).nth(8).unwrap();
     row_8.values[3] = Value::Null;
     let mut writer = Hdf5Writer::create(&path, &header, &streams, &small_options()).unwrap();
+    std::fs::write(&path, b"old").unwrap();
     let err = write_rows(&mut writer, &streams, &rows).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Value { .. }), "{text}");

@@ -206,6 +206,21 @@ impl IcarecDir {
                     "{}: frame_count is {n}, {DYNAMIC_FILE} holds {frames} complete frames",
                     metadata_path.display()
                 ));
+                if n > frames {
+                    // The recorder wrote more frames than are here: a cut file, even when
+                    // the cut fell on a frame boundary.
+                    if options.read.strict {
+                        return Err(Error::malformed(
+                            &dynamic_path,
+                            dynamic_len,
+                            format!(
+                                "{n} frames of {stride} bytes (frame_count in metadata.json), the file ends after {frames}"
+                            ),
+                        ));
+                    }
+                    let absent = n.saturating_mul(stride).saturating_sub(dynamic_len);
+                    integrity.truncate(frames * stride, absent);
+                }
             }
             for (name, actual_len) in [(STATIC_FILE, static_len), (DYNAMIC_FILE, dynamic_len)] {
                 let Some(digest) = meta.files.get(name) else {

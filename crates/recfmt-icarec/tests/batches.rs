@@ -411,8 +411,8 @@ fn check_h5(path: &Path) -> Read {
 #[test]
 fn icarus_h5_conversions_of_the_fixtures_read_the_same_by_batches() {
     let dir = tempfile::tempdir().unwrap();
-    for path in fixtures() {
-        let h5 = dir.path().join("converted.h5");
+    for (i, path) in fixtures().into_iter().enumerate() {
+        let h5 = dir.path().join(format!("converted-{i}.h5"));
         let mut rec = (FORMAT.open)(&path, &options(false)).unwrap();
         recfmt_icarec::write_icarus_h5(&mut *rec, &h5, &Default::default()).unwrap();
         let all = check_h5(&h5);

@@ -191,6 +191,79 @@ fn read_entry<R: Read + Seek>(
     Ok(out)
 }
 
+/// The names in a zip's central directory, read from its end-of-central-directory record
+/// (zip64 too). Used to refuse archives that name a member twice: readers disagree on which
+/// copy wins, so such a file has no single meaning.
+fn central_directory_names<R: Read + Seek>(source: &mut R) -> std::io::Result<Vec<Vec<u8>>> {
+    use std::io::SeekFrom;
+    let invalid =
+        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let len = source.seek(SeekFrom::End(0))?;
+    // The EOCD record is 22 bytes plus a comment of at most 65,535 bytes.
+    let tail_len = len.min(22 + 65_535);
+    source.seek(SeekFrom::Start(len - tail_len))?;
+    let mut tail = vec![0u8; tail_len as usize];
+    source.read_exact(&mut tail)?;
+    let eocd = tail
+        .windows(4)
+        .rposition(|w| w == b"PK\x05\x06")
+        .filter(|&i| i + 22 <= tail.len())
+        .ok_or_else(|| invalid("no end-of-central-directory record"))?;
+    let u16_at = |b: &[u8], i: usize| u64::from(u16::from_le_bytes([b[i], b[i + 1]]));
+    let u32_at =
+        |b: &[u8], i: usize| u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]));
+    let u64_at = |b: &[u8], i: usize| {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(x)
+    };
+    let mut entries = u16_at(&tail, eocd + 10);
+    let mut cd_size = u32_at(&tail, eocd + 12);
+    let mut cd_offset = u32_at(&tail, eocd + 16);
+    if entries == 0xFFFF || cd_size == 0xFFFF_FFFF || cd_offset == 0xFFFF_FFFF {
+        // Zip64: the locator just before the EOCD points at the zip64 EOCD record.
+        let locator = eocd
+            .checked_sub(20)
+            .filter(|&i| &tail[i..i + 4] == b"PK\x06\x07")
+            .ok_or_else(|| invalid("no zip64 end-of-central-directory locator"))?;
+        source.seek(SeekFrom::Start(u64_at(&tail, locator + 8)))?;
+        let mut record = [0u8; 56];
+        source.read_exact(&mut record)?;
+        if &record[..4] != b"PK\x06\x06" {
+            return Err(invalid("no zip64 end-of-central-directory record"));
+        }
+        entries = u64_at(&record, 32);
+        cd_size = u64_at(&record, 40);
+        cd_offset = u64_at(&record, 48);
+    }
+    if cd_offset.checked_add(cd_size).is_none_or(|end| end > len) {
+        return Err(invalid("a central directory past the end of the file"));
+    }
+    source.seek(SeekFrom::Start(cd_offset))?;
+    let mut cd = Vec::new();
+    source.by_ref().take(cd_size).read_to_end(&mut cd)?;
+    let mut names = Vec::new();
+    let mut at = 0usize;
+    // Every entry takes at least 46 bytes, so the count is bounded by the directory's size.
+    for _ in 0..entries.min(cd_size / 46) {
+        let Some(fixed) = cd.get(at..at + 46).filter(|f| f.starts_with(b"PK\x01\x02")) else {
+            return Err(invalid("a central directory entry"));
+        };
+        let (name_len, extra_len, comment_len) = (
+            u16_at(fixed, 28) as usize,
+            u16_at(fixed, 30) as usize,
+            u16_at(fixed, 32) as usize,
+        );
+        let name = cd
+            .get(at + 46..at + 46 + name_len)
+            .ok_or_else(|| invalid("a central directory entry name"))?;
+        names.push(name.to_vec());
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    source.seek(SeekFrom::Start(0))?;
+    Ok(names)
+}
+
 /// Reads a `.nanover.zip` into events, in index order. Messages that do not decode are skipped
 /// and reported in the returned integrity; an index entry pointing past the messages ends
 /// the events (reported as a truncation).
@@ -198,6 +271,22 @@ pub fn read_nanover_zip<R: Read + Seek>(
     source: R,
     limits: &Limits,
 ) -> Result<(Vec<Event>, Integrity)> {
+    let mut source = source;
+    if let Ok(names) = central_directory_names(&mut source) {
+        for member in ["index.msgpack", "messages.msgpack"] {
+            let copies = names
+                .iter()
+                .filter(|n| n.as_slice() == member.as_bytes())
+                .count();
+            if copies > 1 {
+                return Err(Error::Core(recfmt_core::Error::malformed(
+                    crate::FORMAT_ID,
+                    0,
+                    format!("one {member} member in the zip, found {copies}"),
+                )));
+            }
+        }
+    }
     let mut zip = zip::ZipArchive::new(source).map_err(|e| {
         Error::Core(recfmt_core::Error::malformed(
             crate::FORMAT_ID,

@@ -269,6 +269,8 @@ fn a_particle_count_change_without_reset_starts_a_part() {
         counter_resets: true,
         ..Hdf5Options::default()
     };
+    // Outputs are never replaced silently: the first file goes first.
+    std::fs::remove_file(&h5).unwrap();
     let s = write_hdf5(&work.path().join("m.traj"), &h5, &o).unwrap();
     let groups: Vec<_> = s.sessions.iter().map(|g| g.group.as_str()).collect();
     assert_eq!(groups, ["/session_0", "/session_1"]);

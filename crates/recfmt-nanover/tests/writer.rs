@@ -227,9 +227,11 @@ fn an_unfinished_writer_leaves_nothing() {
 #[test]
 fn copies_are_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
-    for path in common::sample_files() {
+    for (i, path) in common::sample_files().into_iter().enumerate() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let out = dir.path().join(format!("copy-{name}"));
+        // A folder per copy: a .traj and its .state copy to the same pair of names.
+        let out = dir.path().join(i.to_string()).join(format!("copy-{name}"));
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
         let summary = copy_recording(&path, &out).unwrap();
         assert!(!summary.lost_data(), "{name}");
         for f in &summary.files {
