@@ -88,6 +88,7 @@ pub mod hdf5;
 pub mod json;
 mod mapping;
 mod merge;
+mod partition;
 mod pending;
 mod select;
 mod sink;
@@ -97,7 +98,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use recfmt_core::{AtomicFile, BatchSet, Metadata, RecordingReader};
+use recfmt_core::{BatchSet, Metadata, RecordingReader};
 
 pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
@@ -106,6 +107,7 @@ pub use mapping::{
 };
 
 pub use merge::{Alignment, MERGED_STREAM, MergedReader, OpenReader, count_rows};
+pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_name};
 pub use pending::PendingMetadata;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
 
@@ -277,9 +279,9 @@ pub fn file_stem(stream: &str) -> String {
     }
 }
 
-/// Output paths for all streams: sanitized names, made unique (ignoring case, for
-/// case-insensitive file systems) by appending `_2`, `_3`, ...
-fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
+/// File name stems for all streams: sanitized names ([`file_stem`]), made unique (ignoring
+/// case, for case-insensitive file systems) by appending `_2`, `_3`, ...
+pub(crate) fn unique_stems(names: &[&str]) -> Vec<String> {
     let mut taken = HashSet::new();
     names
         .iter()
@@ -291,9 +293,36 @@ fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
                 candidate = format!("{stem}_{n}");
                 n += 1;
             }
-            out_dir.join(format!("{candidate}.{ext}"))
+            candidate
         })
         .collect()
+}
+
+/// Output paths for all streams: `out_dir/<unique stem>.<ext>`.
+fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
+    unique_stems(names)
+        .into_iter()
+        .map(|stem| out_dir.join(format!("{stem}.{ext}")))
+        .collect()
+}
+
+/// Renames every finished table to its final name, in order; when one rename fails, the
+/// tables already renamed are removed again and the rest dropped (their temporary files
+/// removed), so either every table appears or none.
+pub(crate) fn commit_all(finished: Vec<writers::Finished>) -> Result<Vec<StreamOutput>, Error> {
+    let mut outputs: Vec<StreamOutput> = Vec::with_capacity(finished.len());
+    let mut pending = finished.into_iter();
+    while let Some(writers::Finished { file, output }) = pending.next() {
+        if let Err(e) = file.commit() {
+            for done in &outputs {
+                let _ = std::fs::remove_file(&done.path);
+            }
+            drop(pending);
+            return Err(Error::io(&output.path, e));
+        }
+        outputs.push(output);
+    }
+    Ok(outputs)
 }
 
 /// Reads `reader` to the end and writes one table per stream into `out_dir`.
@@ -334,6 +363,7 @@ pub fn export_tables(
             )),
             desc: desc.clone(),
             path,
+            constant: None,
         })
         .collect();
 
@@ -343,25 +373,7 @@ pub fn export_tables(
     read_all_batches(reader, &mut batches, progress, &mut |batch| {
         writers.send(batch).map(|()| true)
     })?;
-    let finished: Vec<(AtomicFile, StreamOutput)> = writers
-        .finish()?
-        .into_iter()
-        .map(|f| (f.file, f.output))
-        .collect();
-    let mut outputs = Vec::with_capacity(finished.len());
-    let mut pending = finished.into_iter();
-    while let Some((file, output)) = pending.next() {
-        if let Err(e) = file.commit() {
-            // Take back what this export already renamed; the rest is removed on drop.
-            for done in &outputs {
-                let done: &StreamOutput = done;
-                let _ = std::fs::remove_file(&done.path);
-            }
-            drop(pending);
-            return Err(Error::io(&output.path, e));
-        }
-        outputs.push(output);
-    }
+    let outputs = commit_all(writers.finish()?)?;
 
     let (done, total) = reader.progress();
     progress(done, total);
