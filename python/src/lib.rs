@@ -100,7 +100,11 @@ fn integrity_dict<'py>(py: Python<'py>, integrity: &Integrity) -> PyResult<Bound
 
 /// One line saying what was lost, like the command line's report.
 fn loss_message(path: &Path, integrity: &Integrity) -> String {
-    let mut text = format!("{}: input data lost ({}", path.display(), integrity.status.name());
+    let mut text = format!(
+        "{}: input data lost ({}",
+        path.display(),
+        integrity.status.name()
+    );
     if let Some(at) = integrity.truncated_at {
         text.push_str(&format!(", truncated at byte {at}"));
     }
@@ -181,10 +185,10 @@ impl Source {
     /// the input's SHA-256, which would cost a second read).
     fn provenance(&self, header: &Header) -> Metadata {
         let mut meta = Metadata::new();
-        let file = self
-            .path
-            .file_name()
-            .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let file = self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         meta.insert("source.file".into(), file);
         meta.insert("source.path".into(), self.path.display().to_string());
         meta.insert("source.format".into(), header.format.to_string());
@@ -658,28 +662,27 @@ fn carla_query<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     use recfmt_carla::query as q;
     use recfmt_core::ResultExt;
-    let text = py
-        .detach(|| -> PyResult<String> {
-            let carla = |r: Result<String, serde_json::Error>| r.map_err(json_error);
-            match query {
-                "info" => carla(serde_json::to_string(
-                    &q::file_info_data(&path).in_file(&path).map_err(to_py)?,
-                )),
-                "collisions" => carla(serde_json::to_string(
-                    &q::collisions_data(&path, type1, type2)
-                        .in_file(&path)
-                        .map_err(to_py)?,
-                )),
-                "blocked" => carla(serde_json::to_string(
-                    &q::actors_blocked_data(&path, min_time, min_distance)
-                        .in_file(&path)
-                        .map_err(to_py)?,
-                )),
-                other => Err(PyValueError::new_err(format!(
-                    "unknown CARLA query {other:?} (expected \"info\", \"collisions\" or \"blocked\")"
-                ))),
-            }
-        })?;
+    let text = py.detach(|| -> PyResult<String> {
+        let carla = |r: Result<String, serde_json::Error>| r.map_err(json_error);
+        match query {
+            "info" => carla(serde_json::to_string(
+                &q::file_info_data(&path).in_file(&path).map_err(to_py)?,
+            )),
+            "collisions" => carla(serde_json::to_string(
+                &q::collisions_data(&path, type1, type2)
+                    .in_file(&path)
+                    .map_err(to_py)?,
+            )),
+            "blocked" => carla(serde_json::to_string(
+                &q::actors_blocked_data(&path, min_time, min_distance)
+                    .in_file(&path)
+                    .map_err(to_py)?,
+            )),
+            other => Err(PyValueError::new_err(format!(
+                "unknown CARLA query {other:?} (expected \"info\", \"collisions\" or \"blocked\")"
+            ))),
+        }
+    })?;
     from_json(py, &text)
 }
 
@@ -762,8 +765,13 @@ fn write_partitioned(
         .detach(|| -> recfmt_core::Result<_> {
             let mut reader = spec.open()?;
             options.metadata = spec.provenance(reader.header());
-            let report =
-                recfmt_export::export_partitioned(reader.as_mut(), &out, &name, &options, &mut |_, _| {})?;
+            let report = recfmt_export::export_partitioned(
+                reader.as_mut(),
+                &out,
+                &name,
+                &options,
+                &mut |_, _| {},
+            )?;
             Ok((report, reader.integrity().clone()))
         })
         .map_err(to_py)?;
@@ -773,6 +781,13 @@ fn write_partitioned(
         .into_iter()
         .map(|o| (o.stream, o.path, o.rows))
         .collect())
+}
+
+/// The name a recording at `path` gets in a partitioned dataset (its file or folder name
+/// without the last extension).
+#[pyfunction]
+fn source_name(path: PathBuf) -> String {
+    recfmt_export::source_name(&path)
 }
 
 /// The native module.
@@ -794,5 +809,6 @@ fn _recfmt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(carla_query, m)?)?;
     m.add_function(wrap_pyfunction!(state_at, m)?)?;
     m.add_function(wrap_pyfunction!(write_partitioned, m)?)?;
+    m.add_function(wrap_pyfunction!(source_name, m)?)?;
     Ok(())
 }
