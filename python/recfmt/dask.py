@@ -13,7 +13,6 @@ partitioned dataset written by ``recfmt.convert(..., partition=True)``.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -124,7 +123,7 @@ def read(
             upper = t + slice_seconds
             last = upper > hi
             # The last slice runs to `end` (or past the last row), so no row is left out.
-            slice_end = (end if end is not None else math.inf) if last else upper
+            slice_end = end if last else upper
             items.append((path, source, stream, cols, t, slice_end, open_kwargs, source_column, on_loss))
             t = upper
     if not items:
