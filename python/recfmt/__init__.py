@@ -41,6 +41,7 @@ from ._recfmt import (
     __version__,
     carla_query,
     formats,
+    source_name,
     state_at,
 )
 from ._recfmt import open as _open
@@ -61,6 +62,7 @@ __all__ = [
     "convert",
     "formats",
     "open",
+    "source_name",
     "state_at",
 ]
 

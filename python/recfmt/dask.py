@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import pyarrow as pa
 
 import recfmt
-from recfmt._recfmt import source_name
+from recfmt import source_name
 
 PathLike = Union[str, "os.PathLike[str]"]
 

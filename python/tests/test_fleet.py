@@ -40,7 +40,7 @@ def test_partitioned_dataset_reads_back_with_duckdb_and_pyarrow(tmp_path):
         assert part.stat().st_mtime_ns == mtime
     assert (out / stream / "source=last one" / "part-0.parquet").is_file()
 
-    names = [recfmt._recfmt.source_name(p) for p in paths[:-1]] + ["last one"]
+    names = [recfmt.source_name(p) for p in paths[:-1]] + ["last one"]
     expected = {}
     for path, name in zip(paths, names):
         table = recfmt.open(path).read(stream)
@@ -109,7 +109,7 @@ def test_dask_reads_a_fleet_on_two_workers(cluster):
     result = df.compute()
     expected = pd.concat(
         [
-            recfmt.open(p).to_pandas(stream).assign(source=recfmt._recfmt.source_name(p))
+            recfmt.open(p).to_pandas(stream).assign(source=recfmt.source_name(p))
             for p in paths
         ],
         ignore_index=True,
