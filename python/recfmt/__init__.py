@@ -46,6 +46,7 @@ from ._recfmt import (
 )
 from ._recfmt import open as _open
 from ._recfmt import write_partitioned as _write_partitioned
+from ._recfmt import write_tables as _write_tables
 
 __all__ = [
     "BatchStream",
@@ -153,7 +154,43 @@ def convert(
                     {"source": path, "stream": stream, "path": Path(part), "rows": rows}
                 )
         return written
-    raise NotImplementedError(
-        "recfmt.convert without partition=True needs the library convert of the recfmt crate; "
-        "use the recfmt command line for now"
-    )
+    if to not in ("parquet", "csv", "arrow", "ndjson"):
+        raise ValueError(
+            f"recfmt.convert writes tables (parquet, csv, arrow, ndjson), not {to!r}; "
+            "the recfmt command line converts into the other targets"
+        )
+    written = []
+    lost = []
+    multiple = len(inputs) > 1
+    for path in inputs:
+        # Several inputs: one folder each under `out`, as `recfmt convert` does.
+        target = os.path.join(os.fspath(out), os.path.basename(os.path.normpath(path))) if multiple else os.fspath(out)
+        files, integrity = _write_tables(
+            path,
+            target,
+            to,
+            format=format,
+            strict=strict,
+            layouts=[os.fspath(p) for p in layouts],
+            batch_rows=batch_rows,
+            compression=compression,
+            **{k: _as_list(v) if k in _LIST_OPTIONS else v for k, v in options.items()},
+        )
+        for stream, part, rows in files:
+            written.append({"source": path, "stream": stream, "path": Path(part), "rows": rows})
+        if integrity["status"] != "complete":
+            lost.append((path, integrity))
+    if lost:
+        path, integrity = lost[0]
+        error = DataLostError(f"{path}: input data lost ({integrity['status']}); every complete record was written")
+        error.integrity = integrity
+        error.table = None
+        raise error
+    return written
+
+
+_LIST_OPTIONS = ("streams", "exclude_streams", "signals", "exclude_signals")
+
+
+def _as_list(value: Union[str, Sequence[str]]) -> List[str]:
+    return [value] if isinstance(value, str) else list(value)

@@ -747,7 +747,7 @@ fn write_partitioned(
     layouts: Vec<PathBuf>,
     batch_rows: usize,
     compression: &str,
-) -> PyResult<Vec<(String, PathBuf, u64)>> {
+) -> PyResult<Vec<TableFile>> {
     let mut options = recfmt_export::ExportOptions::new(recfmt_export::TableFormat::Parquet);
     options.batch_rows = batch_rows;
     options.compression = compression.parse().map_err(export_error)?;
@@ -783,6 +783,87 @@ fn write_partitioned(
         .collect())
 }
 
+/// One table written: stream, file, rows.
+type TableFile = (String, PathBuf, u64);
+
+/// Patterns from Python (names, globs, `re:` regexes).
+fn patterns(texts: Vec<String>) -> PyResult<Vec<Pattern>> {
+    texts
+        .iter()
+        .map(|t| Pattern::parse(t).map_err(to_py))
+        .collect()
+}
+
+/// Converts `path` into one table per stream under `out` (`parquet`, `csv`, `arrow` or
+/// `ndjson`) through the library's table export; see `recfmt.convert`. Returns
+/// `[(stream, path, rows)]` and the integrity report.
+#[pyfunction]
+#[pyo3(signature = (path, out, to, *, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, upcast_f64=false, batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", delimiter=',', units_row=false, format=None, strict=false, layouts=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn write_tables<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    out: PathBuf,
+    to: &str,
+    streams: Vec<String>,
+    exclude_streams: Vec<String>,
+    signals: Vec<String>,
+    exclude_signals: Vec<String>,
+    start: Option<&Bound<'py, PyAny>>,
+    end: Option<&Bound<'py, PyAny>>,
+    carry_last: bool,
+    upcast_f64: bool,
+    batch_rows: usize,
+    compression: &str,
+    delimiter: char,
+    units_row: bool,
+    format: Option<String>,
+    strict: bool,
+    layouts: Vec<PathBuf>,
+) -> PyResult<(Vec<TableFile>, Bound<'py, PyDict>)> {
+    let mut options = recfmt_export::ExportOptions::new(to.parse().map_err(export_error)?);
+    options.batch_rows = batch_rows;
+    options.compression = compression.parse().map_err(export_error)?;
+    options.csv.delimiter = u8::try_from(delimiter)
+        .ok()
+        .filter(u8::is_ascii)
+        .ok_or_else(|| PyValueError::new_err(format!("delimiter {delimiter:?} is not ASCII")))?;
+    options.csv.units_row = units_row;
+    let mut pipeline = Pipeline::default();
+    pipeline.selection.streams = patterns(streams)?;
+    pipeline.selection.exclude_streams = patterns(exclude_streams)?;
+    pipeline.selection.signals = patterns(signals)?;
+    pipeline.selection.exclude_signals = patterns(exclude_signals)?;
+    pipeline.range.start = time_bound(start)?;
+    pipeline.range.end = time_bound(end)?;
+    pipeline.range.carry_last = carry_last;
+    pipeline.upcast_f64 = upcast_f64;
+    let spec = Source {
+        path,
+        format,
+        options: ReadOptions {
+            strict,
+            layouts,
+            ..ReadOptions::default()
+        },
+    };
+    let (report, integrity) = py
+        .detach(|| -> recfmt_core::Result<_> {
+            let inner = spec.open()?;
+            options.metadata = spec.provenance(inner.header());
+            let mut reader = SelectedReader::new(inner, &pipeline)?;
+            let report = recfmt_export::export_tables(&mut reader, &out, &options, &mut |_, _| {})?;
+            Ok((report, reader.integrity().clone()))
+        })
+        .map_err(to_py)?;
+    let files = report
+        .outputs
+        .into_iter()
+        .map(|o| (o.stream, o.path, o.rows))
+        .collect();
+    Ok((files, integrity_dict(py, &integrity)?))
+}
+
 /// The name a recording at `path` gets in a partitioned dataset (its file or folder name
 /// without the last extension).
 #[pyfunction]
@@ -810,5 +891,6 @@ fn _recfmt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(state_at, m)?)?;
     m.add_function(wrap_pyfunction!(write_partitioned, m)?)?;
     m.add_function(wrap_pyfunction!(source_name, m)?)?;
+    m.add_function(wrap_pyfunction!(write_tables, m)?)?;
     Ok(())
 }
