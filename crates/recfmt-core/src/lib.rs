@@ -29,7 +29,7 @@
 //! assert_eq!(row.time_seconds(&schema.streams[0]), Some(2.5));
 //! ```
 
-mod atomic;
+pub mod atomic;
 mod batch;
 mod error;
 mod limits;
@@ -40,7 +40,7 @@ mod time;
 mod value;
 mod write;
 
-pub use atomic::AtomicFile;
+pub use atomic::{AtomicFile, DirLock, Replace, TempPath};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, StreamBatch, VarBytes, read_batches_by_rows,
 };
@@ -50,7 +50,8 @@ pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Regis
 pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};
 pub use time::{
-    TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil, unix_to_rfc3339,
+    MAX_ABSOLUTE_SECONDS, TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil,
+    unix_to_rfc3339,
 };
 pub use value::{ArrayValue, FrameBuf, Value};
 pub use write::RecordingWriter;

@@ -98,7 +98,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use recfmt_core::{BatchSet, Metadata, RecordingReader};
+use recfmt_core::{AtomicFile, BatchSet, DirLock, Metadata, RecordingReader};
 
 pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
@@ -106,7 +106,10 @@ pub use mapping::{
     DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
 };
 
-pub use merge::{Alignment, MERGED_STREAM, MergedReader, OpenReader, count_rows};
+pub use merge::{
+    Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
+    count_rows, raster_rows,
+};
 pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_name};
 pub use pending::PendingMetadata;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
@@ -306,22 +309,12 @@ fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Renames every finished table to its final name, in order; when one rename fails, the
-/// tables already renamed are removed again and the rest dropped (their temporary files
-/// removed), so either every table appears or none.
+/// Moves every finished table into place as one output ([`recfmt_core::atomic::commit_all`]):
+/// all of them, or none when one move fails.
 pub(crate) fn commit_all(finished: Vec<writers::Finished>) -> Result<Vec<StreamOutput>, Error> {
-    let mut outputs: Vec<StreamOutput> = Vec::with_capacity(finished.len());
-    let mut pending = finished.into_iter();
-    while let Some(writers::Finished { file, output }) = pending.next() {
-        if let Err(e) = file.commit() {
-            for done in &outputs {
-                let _ = std::fs::remove_file(&done.path);
-            }
-            drop(pending);
-            return Err(Error::io(&output.path, e));
-        }
-        outputs.push(output);
-    }
+    let (files, outputs): (Vec<AtomicFile>, Vec<StreamOutput>) =
+        finished.into_iter().map(|f| (f.file, f.output)).unzip();
+    recfmt_core::atomic::commit_all(files).map_err(|(i, e)| Error::io(&outputs[i].path, e))?;
     Ok(outputs)
 }
 
@@ -347,12 +340,39 @@ pub fn export_tables(
         return Err(Error::Invalid("batch_rows must be at least 1".into()));
     }
     sink::check_format(options.format)?;
+    let created_dir = !out_dir.exists();
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let result = DirLock::acquire(out_dir)
+        .map_err(|e| Error::io(out_dir, e))
+        .and_then(|lock| {
+            let report = export_tables_locked(reader, out_dir, options, progress);
+            drop(lock);
+            report
+        });
+    if result.is_err() && created_dir {
+        // Leave the parent as it was: a folder this run made goes again (only when empty).
+        let _ = std::fs::remove_dir(out_dir);
+    }
+    result
+}
 
+/// [`export_tables`] once `out_dir` exists and is locked for this run.
+fn export_tables_locked(
+    reader: &mut dyn RecordingReader,
+    out_dir: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<ExportReport, Error> {
     let header = reader.header().clone();
     let schema = reader.schema().clone();
     let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
-    let plans = output_paths(out_dir, &names, options.format.extension())
+    let paths = output_paths(out_dir, &names, options.format.extension());
+    // Refused before anything is read: an existing table is replaced only when allowed.
+    for path in &paths {
+        recfmt_core::atomic::check_target(path, recfmt_core::atomic::default_replace())
+            .map_err(|e| Error::io(path, e))?;
+    }
+    let plans = paths
         .into_iter()
         .zip(&schema.streams)
         .map(|(path, desc)| writers::TablePlan {
