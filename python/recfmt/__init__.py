@@ -110,6 +110,7 @@ def convert(
     layouts: Sequence[PathLike] = (),
     batch_rows: int = 65536,
     compression: str = "zstd",
+    force: bool = False,
     **options: Any,
 ) -> List[dict]:
     """Convert recordings, as ``recfmt convert``.
@@ -118,8 +119,11 @@ def convert(
     Parquet dataset under ``out``: ``<out>/<stream>/source=<recording>/part-0.parquet``, each row
     with a ``source`` column holding the recording's name (its file name without extension, or
     ``source``). Adding a recording adds files and rewrites no other; converting a recording
-    again replaces its own parts. DuckDB, Spark, Trino and ``pyarrow.dataset`` read
+    again replaces its own parts (with ``force=True``). DuckDB, Spark, Trino and ``pyarrow.dataset`` read
     ``<out>/<stream>`` as one table.
+
+    An existing output file is refused (nothing is written) unless ``force=True`` (``--force``;
+    the policy is process-wide while the call runs).
 
     Returns one dict per table written: ``{"source", "stream", "path", "rows"}``.
 
@@ -148,6 +152,7 @@ def convert(
                 layouts=[os.fspath(p) for p in layouts],
                 batch_rows=batch_rows,
                 compression=compression,
+                force=force,
             )
             for stream, part, rows in parts:
                 written.append(
@@ -174,6 +179,7 @@ def convert(
             layouts=[os.fspath(p) for p in layouts],
             batch_rows=batch_rows,
             compression=compression,
+            force=force,
             **{k: _as_list(v) if k in _LIST_OPTIONS else v for k, v in options.items()},
         )
         for stream, part, rows in files:

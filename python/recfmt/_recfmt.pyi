@@ -148,6 +148,30 @@ def write_partitioned(
     layouts: Sequence[_Path] = (),
     batch_rows: int = 65536,
     compression: str = "zstd",
+    force: bool = False,
 ) -> List[Tuple[str, Path, int]]: ...
 def source_name(path: _Path) -> str:
     """The name a recording gets in a partitioned dataset."""
+def write_tables(
+    path: _Path,
+    out: _Path,
+    to: str,
+    *,
+    streams: Sequence[str] = (),
+    exclude_streams: Sequence[str] = (),
+    signals: Sequence[str] = (),
+    exclude_signals: Sequence[str] = (),
+    start: _Time = None,
+    end: _Time = None,
+    carry_last: bool = False,
+    upcast_f64: bool = False,
+    batch_rows: int = 65536,
+    compression: str = "zstd",
+    delimiter: str = ",",
+    units_row: bool = False,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[_Path] = (),
+    force: bool = False,
+) -> Tuple[List[Tuple[str, Path, int]], Dict[str, Any]]:
+    """One table per stream under `out`; the tables written and the integrity report."""

@@ -735,7 +735,7 @@ fn state_at<'py>(
 /// Writes `path` into the Hive-partitioned Parquet dataset under `out`; see
 /// `recfmt.convert(..., partition=True)`. Returns `[(stream, part path, rows)]`.
 #[pyfunction]
-#[pyo3(signature = (path, out, *, source=None, format=None, strict=false, layouts=Vec::new(), batch_rows=DEFAULT_BATCH_ROWS, compression="zstd"))]
+#[pyo3(signature = (path, out, *, source=None, format=None, strict=false, layouts=Vec::new(), batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", force=false))]
 #[allow(clippy::too_many_arguments)]
 fn write_partitioned(
     py: Python<'_>,
@@ -747,6 +747,7 @@ fn write_partitioned(
     layouts: Vec<PathBuf>,
     batch_rows: usize,
     compression: &str,
+    force: bool,
 ) -> PyResult<Vec<TableFile>> {
     let mut options = recfmt_export::ExportOptions::new(recfmt_export::TableFormat::Parquet);
     options.batch_rows = batch_rows;
@@ -763,6 +764,7 @@ fn write_partitioned(
     let name = source.unwrap_or_else(|| recfmt_export::source_name(&spec.path));
     let (report, integrity) = py
         .detach(|| -> recfmt_core::Result<_> {
+            let _policy = ReplacePolicy::set(force);
             let mut reader = spec.open()?;
             options.metadata = spec.provenance(reader.header());
             let report = recfmt_export::export_partitioned(
@@ -783,6 +785,29 @@ fn write_partitioned(
         .collect())
 }
 
+/// Sets the process-wide replace policy (the command line's `--force`) for one conversion and
+/// puts the previous one back when dropped.
+struct ReplacePolicy(recfmt_core::atomic::Replace);
+
+impl ReplacePolicy {
+    fn set(force: bool) -> Self {
+        use recfmt_core::atomic::{Replace, default_replace, set_default_replace};
+        let previous = default_replace();
+        set_default_replace(if force {
+            Replace::RegularFile
+        } else {
+            Replace::Never
+        });
+        ReplacePolicy(previous)
+    }
+}
+
+impl Drop for ReplacePolicy {
+    fn drop(&mut self) {
+        recfmt_core::atomic::set_default_replace(self.0);
+    }
+}
+
 /// One table written: stream, file, rows.
 type TableFile = (String, PathBuf, u64);
 
@@ -798,7 +823,7 @@ fn patterns(texts: Vec<String>) -> PyResult<Vec<Pattern>> {
 /// `ndjson`) through the library's table export; see `recfmt.convert`. Returns
 /// `[(stream, path, rows)]` and the integrity report.
 #[pyfunction]
-#[pyo3(signature = (path, out, to, *, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, upcast_f64=false, batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", delimiter=',', units_row=false, format=None, strict=false, layouts=Vec::new()))]
+#[pyo3(signature = (path, out, to, *, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, upcast_f64=false, batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", delimiter=',', units_row=false, format=None, strict=false, layouts=Vec::new(), force=false))]
 #[allow(clippy::too_many_arguments)]
 fn write_tables<'py>(
     py: Python<'py>,
@@ -820,6 +845,7 @@ fn write_tables<'py>(
     format: Option<String>,
     strict: bool,
     layouts: Vec<PathBuf>,
+    force: bool,
 ) -> PyResult<(Vec<TableFile>, Bound<'py, PyDict>)> {
     let mut options = recfmt_export::ExportOptions::new(to.parse().map_err(export_error)?);
     options.batch_rows = batch_rows;
@@ -849,6 +875,7 @@ fn write_tables<'py>(
     };
     let (report, integrity) = py
         .detach(|| -> recfmt_core::Result<_> {
+            let _policy = ReplacePolicy::set(force);
             let inner = spec.open()?;
             options.metadata = spec.provenance(inner.header());
             let mut reader = SelectedReader::new(inner, &pipeline)?;

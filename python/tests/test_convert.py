@@ -24,6 +24,11 @@ def test_convert_to_parquet_and_csv_matches_read(tmp_path):
         assert bitwise_equal(got, table), stream
         assert got.schema.metadata[b"source.format"] == b"usvlog"
 
+    # An existing table is refused unless force=True.
+    with pytest.raises(recfmt.RecfmtError, match="already exists"):
+        recfmt.convert(path, to="parquet", out=tmp_path / "pq")
+    assert recfmt.convert(path, to="parquet", out=tmp_path / "pq", force=True) == written
+
     nav = "REC_NAV_SOLUTION"
     csv = recfmt.convert(
         path, to="csv", out=tmp_path / "csv", streams=nav, signals=["x"], start="+0.5s"

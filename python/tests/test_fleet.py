@@ -73,8 +73,10 @@ def test_partitioned_dataset_reads_back_with_duckdb_and_pyarrow(tmp_path):
         ]
         assert sorted(times) == sorted(table.column(time_column).to_pylist())
 
-    # Converting a recording again replaces only its own parts.
-    again = recfmt.convert(paths[-1], out=out, partition=True, source="last one")
+    # Converting a recording again is refused, or replaces only its own parts with force.
+    with pytest.raises(recfmt.RecfmtError, match="already exists"):
+        recfmt.convert(paths[-1], out=out, partition=True, source="last one")
+    again = recfmt.convert(paths[-1], out=out, partition=True, source="last one", force=True)
     assert hive(out, stream).to_table().num_rows == dataset.num_rows
     assert all(w["path"].name == "part-0.parquet" for w in again)
 

@@ -5,7 +5,8 @@
 //! recording's name in every row. DuckDB (`hive_partitioning`), Spark, Trino and
 //! `pyarrow.dataset` read `<root>/<stream>` as one table over every recording exported there.
 //! Adding a recording adds its own folders and touches no other file; exporting a recording
-//! again replaces only its own parts.
+//! again replaces only its own parts (when replacing is allowed: the command line's `--force`,
+//! [`recfmt_core::atomic::set_default_replace`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -86,7 +87,9 @@ fn is_part_file(name: &str) -> bool {
 ///
 /// The parts appear only once every table is complete; then part files left in this
 /// recording's folders by an earlier export are removed, so exporting a recording again
-/// replaces it. Other recordings' folders are never touched.
+/// replaces it. That is refused before anything is read unless replacing existing files is
+/// allowed ([`recfmt_core::atomic::default_replace`]). Other recordings' folders are never
+/// touched.
 pub fn export_partitioned(
     reader: &mut dyn RecordingReader,
     root: &Path,
@@ -121,6 +124,12 @@ pub fn export_partitioned(
         .iter()
         .map(|stem| partition_dir(root, stem, source))
         .collect();
+    // Refused before anything is read or created: this recording is already in the dataset.
+    let replace = recfmt_core::atomic::default_replace();
+    for dir in &dirs {
+        let path = dir.join("part-0.parquet");
+        recfmt_core::atomic::check_target(&path, replace).map_err(|e| Error::io(&path, e))?;
+    }
     let mut plans = Vec::with_capacity(dirs.len());
     for (dir, desc) in dirs.iter().zip(&schema.streams) {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

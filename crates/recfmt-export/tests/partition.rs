@@ -240,15 +240,29 @@ fn exporting_a_recording_again_replaces_only_its_parts() {
     let unrelated = partition_dir(root, "NAV", "a").join("notes.txt");
     std::fs::write(&unrelated, "kept").unwrap();
 
-    // `a` again, now without EVT rows: its EVT part goes, b's stays.
-    export_partitioned(
+    // `a` again is refused unless replacing is allowed (`--force`), before anything changes.
+    let err = export_partitioned(
         &mut recording(2, 0, 50.0),
         root,
         "a",
         &options(),
         &mut |_, _| {},
     )
-    .unwrap();
+    .unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err}");
+    assert!(stale.exists());
+    // Allowed: `a` again, now without EVT rows: its EVT part goes, b's stays. (The only test
+    // here that changes the process-wide policy.)
+    recfmt_core::atomic::set_default_replace(recfmt_core::atomic::Replace::RegularFile);
+    let again = export_partitioned(
+        &mut recording(2, 0, 50.0),
+        root,
+        "a",
+        &options(),
+        &mut |_, _| {},
+    );
+    recfmt_core::atomic::set_default_replace(recfmt_core::atomic::Replace::Never);
+    again.unwrap();
     assert!(!stale.exists());
     assert!(unrelated.exists());
     assert!(!partition_dir(root, "EVT", "a").exists());
