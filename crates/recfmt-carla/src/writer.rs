@@ -27,7 +27,6 @@ use recfmt_core::{
     ArrayValue, FrameBuf, Header as CoreHeader, RecordingWriter, Schema, StreamDesc, Value,
 };
 
-use crate::adapter::schema as adapter_schema;
 use crate::error::Error;
 use crate::flavour::{Flavour, PacketKind};
 use crate::header::Header;
@@ -39,6 +38,7 @@ use crate::packet::{
     WalkerAnim, WalkerBones, Weather, WheelAnim, WheelPhysics,
 };
 use crate::primitive::Vector3;
+use crate::schema::schema as adapter_schema;
 use crate::tracks::{TrackLogWriter, TrackOptions, TrackRow, empty_packet};
 
 /// Settings of [`CarlaWriter`].

@@ -33,6 +33,7 @@ pub mod atomic;
 mod batch;
 mod error;
 mod limits;
+mod plugin;
 mod probe;
 mod read;
 mod schema;
@@ -46,6 +47,11 @@ pub use batch::{
 };
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
+pub use plugin::{
+    AgainstFn, Compatibility, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
+    OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,
+    TableColumn, TableReader, Validator, Written,
+};
 pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier};
 pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};

@@ -108,12 +108,8 @@ pub static H5_INFO: FormatInfo = FormatInfo {
 /// 255; `open` then checks the layout and fails with "not an Icarus recording: ..." naming
 /// what is missing.
 pub static HDF5_FORMAT: FormatDescriptor = FormatDescriptor {
-    info: H5_INFO,
-    tier: Tier::Magic,
-    score: score_h5,
-    score_dir: None,
-    open: open_h5_boxed,
     create: Some(create_h5_boxed),
+    ..FormatDescriptor::new(H5_INFO, Tier::Magic, score_h5, open_h5_boxed)
 };
 
 /// Scores the first bytes of a file: `Yes(100)` for the HDF5 signature at byte 0, else `No`.
