@@ -43,6 +43,7 @@ from ._recfmt import (
     formats,
     source_name,
     state_at,
+    validate,
 )
 from ._recfmt import open as _open
 from ._recfmt import write_partitioned as _write_partitioned
@@ -65,6 +66,7 @@ __all__ = [
     "open",
     "source_name",
     "state_at",
+    "validate",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

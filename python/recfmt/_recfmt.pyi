@@ -58,6 +58,8 @@ class Recording:
     @property
     def metadata(self) -> Dict[str, str]:
         """What the recording says about itself."""
+    def info(self) -> Dict[str, Any]:
+        """Reads the recording once: the same dict as `recfmt info --json`."""
     def schema(self, stream: str) -> pyarrow.Schema:
         """Arrow schema of `stream`: units in field metadata, provenance in schema metadata."""
     def read(
@@ -175,3 +177,14 @@ def write_tables(
     force: bool = False,
 ) -> Tuple[List[Tuple[str, Path, int]], Dict[str, Any]]:
     """One table per stream under `out`; the tables written and the integrity report."""
+def validate(
+    path: _Path,
+    *,
+    against: Optional[_Path] = None,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[_Path] = (),
+    resync: bool = False,
+) -> Dict[str, Any]:
+    """Reads a recording completely with its format's checks: the dict of `recfmt validate --json`
+    (`valid`, `problems`, `notes`, `integrity`, ...)."""

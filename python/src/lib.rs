@@ -124,6 +124,52 @@ fn loss_message(path: &Path, integrity: &Integrity) -> String {
     text
 }
 
+/// The messages of `error` and its causes, as the command line prints them (`a: b: c`).
+fn chain_message(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let next = e.to_string();
+        if !text.ends_with(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = e.source();
+    }
+    text
+}
+
+/// A front-door error as the Python exception of its kind, with the full message.
+fn facade_error(error: recfmt::Error) -> PyErr {
+    fn kind(error: &recfmt::Error) -> Option<ErrorKind> {
+        match error {
+            recfmt::Error::Core(e) => Some(e.kind()),
+            recfmt::Error::Export(recfmt_export::Error::Read(e)) => Some(e.kind()),
+            recfmt::Error::Context { source, .. } => kind(source),
+            _ => None,
+        }
+    }
+    let message = chain_message(&error);
+    match kind(&error) {
+        Some(ErrorKind::UnknownFormat) => UnknownFormatError::new_err(message),
+        Some(ErrorKind::Malformed) => MalformedError::new_err(message),
+        Some(ErrorKind::Unsupported) => UnsupportedError::new_err(message),
+        Some(ErrorKind::Limit) => LimitError::new_err(message),
+        _ => RecfmtError::new_err(message),
+    }
+}
+
+/// The front door's options for a recording opened as `source` says.
+fn open_options(source: &Source) -> recfmt::OpenOptions {
+    recfmt::OpenOptions {
+        format: source.format.clone(),
+        strict: source.options.strict,
+        resync: source.options.resync,
+        layouts: source.options.layouts.clone(),
+        ..recfmt::OpenOptions::default()
+    }
+}
+
 /// What to do when a read finishes with data lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OnLoss {
@@ -390,6 +436,19 @@ impl Recording {
             .collect()
     }
 
+    /// Reads the recording once and returns the same dict as `recfmt info --json`: `format`,
+    /// `version`, `streams` (rows, signals, rates, time span), `time`, `integrity`, ...
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let options = open_options(&self.source);
+        let text = py
+            .detach(|| {
+                recfmt::inspect::info(recfmt::default_registry(), &self.source.path, &options)
+                    .map(|report| report.to_json())
+            })
+            .map_err(facade_error)?;
+        from_json(py, &text)
+    }
+
     /// The `pyarrow.Schema` of `stream`: Arrow types that follow the source types, units in
     /// the field metadata (`unit`), provenance (`source.*`, `recfmt.*`) in the schema metadata.
     fn schema<'py>(&self, py: Python<'py>, stream: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -644,8 +703,36 @@ fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (text,))
 }
 
-fn json_error(e: serde_json::Error) -> PyErr {
-    RecfmtError::new_err(format!("JSON: {e}"))
+/// Reads a recording completely with its format's own checks and returns the report dict of
+/// `recfmt validate --json`; see `recfmt.validate`.
+#[pyfunction]
+#[pyo3(signature = (path, *, against=None, format=None, strict=false, layouts=Vec::new(), resync=false))]
+fn validate<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    against: Option<PathBuf>,
+    format: Option<String>,
+    strict: bool,
+    layouts: Vec<PathBuf>,
+    resync: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = recfmt::validate::ValidateOptions {
+        open: recfmt::OpenOptions {
+            format,
+            strict,
+            resync,
+            layouts,
+            ..recfmt::OpenOptions::default()
+        },
+        against,
+    };
+    let text = py
+        .detach(|| {
+            recfmt::validate::validate(recfmt::default_registry(), &path, &options)
+                .map(|report| report.to_json())
+        })
+        .map_err(facade_error)?;
+    from_json(py, &text)
 }
 
 /// CARLA's own queries over a recorder log; see `recfmt.carla_query`.
@@ -660,29 +747,35 @@ fn carla_query<'py>(
     min_time: f64,
     min_distance: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use recfmt_carla::query as q;
-    use recfmt_core::ResultExt;
-    let text = py.detach(|| -> PyResult<String> {
-        let carla = |r: Result<String, serde_json::Error>| r.map_err(json_error);
-        match query {
-            "info" => carla(serde_json::to_string(
-                &q::file_info_data(&path).in_file(&path).map_err(to_py)?,
-            )),
-            "collisions" => carla(serde_json::to_string(
-                &q::collisions_data(&path, type1, type2)
-                    .in_file(&path)
-                    .map_err(to_py)?,
-            )),
-            "blocked" => carla(serde_json::to_string(
-                &q::actors_blocked_data(&path, min_time, min_distance)
-                    .in_file(&path)
-                    .map_err(to_py)?,
-            )),
-            other => Err(PyValueError::new_err(format!(
-                "unknown CARLA query {other:?} (expected \"info\", \"collisions\" or \"blocked\")"
-            ))),
+    if !["info", "collisions", "blocked"].contains(&query) {
+        return Err(PyValueError::new_err(format!(
+            "unknown CARLA query {query:?} (expected \"info\", \"collisions\" or \"blocked\")"
+        )));
+    }
+    let mut params = recfmt_core::FormatOptions::new();
+    match query {
+        "collisions" => {
+            params.push("type1", type1.to_string());
+            params.push("type2", type2.to_string());
         }
-    })?;
+        "blocked" => {
+            params.push("min_time", min_time.to_string());
+            params.push("min_distance", min_distance.to_string());
+        }
+        _ => {}
+    }
+    let text = py
+        .detach(|| {
+            recfmt::ops::query_text(
+                recfmt::default_registry(),
+                "carla",
+                query,
+                &path,
+                &params,
+                recfmt_core::QueryForm::Json,
+            )
+        })
+        .map_err(facade_error)?;
     from_json(py, &text)
 }
 
@@ -915,6 +1008,7 @@ fn _recfmt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(carla_query, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(state_at, m)?)?;
     m.add_function(wrap_pyfunction!(write_partitioned, m)?)?;
     m.add_function(wrap_pyfunction!(source_name, m)?)?;

@@ -68,3 +68,14 @@ def test_state_at_matches_cat_at(t):
 def test_state_at_before_the_first_frame_is_an_error():
     with pytest.raises(recfmt.RecfmtError, match="no frame"):
         recfmt.state_at(FIXTURES / "icarec" / "all_types.icarec", -1e9)
+
+
+def test_info_and_validate_are_the_cli_reports(all_recordings):
+    for path in all_recordings:
+        rec = recfmt.open(path)
+        info = subprocess.run([str(recfmt_bin()), "info", str(path), "--json"], capture_output=True, text=True)
+        assert info.returncode in (0, 3), info.stderr
+        assert rec.info() == json.loads(info.stdout), path
+        check = subprocess.run([str(recfmt_bin()), "validate", str(path), "--json"], capture_output=True, text=True)
+        assert check.returncode in (0, 1, 3), check.stderr
+        assert recfmt.validate(path) == json.loads(check.stdout), path
