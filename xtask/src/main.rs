@@ -31,8 +31,19 @@ const TASKS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Python packages the interop tests use.
-const PY_PACKAGES: &[&str] = &["pyarrow", "pandas", "duckdb", "h5py"];
+/// Python packages the interop tests and the `recfmt` package's tests use: (module to
+/// import, requirement to install).
+const PY_PACKAGES: &[(&str, &str)] = &[
+    ("pyarrow", "pyarrow"),
+    ("pandas", "pandas"),
+    ("duckdb", "duckdb"),
+    ("h5py", "h5py"),
+    ("maturin", "maturin>=1.8,<2"),
+    ("pytest", "pytest"),
+    ("dask.dataframe", "dask[dataframe]"),
+    ("distributed", "distributed"),
+    ("polars", "polars"),
+];
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -89,9 +100,9 @@ fn python_env() -> Result<PathBuf> {
     if !python.exists() {
         run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
     }
-    let missing = PY_PACKAGES.iter().any(|p| {
+    let missing = PY_PACKAGES.iter().any(|(module, _)| {
         !Command::new(&python)
-            .args(["-c", &format!("import {p}")])
+            .args(["-c", &format!("import {module}")])
             .status()
             .is_ok_and(|s| s.success())
     });
@@ -104,7 +115,7 @@ fn python_env() -> Result<PathBuf> {
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .args(PY_PACKAGES))?;
+            .args(PY_PACKAGES.iter().map(|(_, requirement)| requirement)))?;
     }
     Ok(python)
 }
@@ -125,11 +136,35 @@ fn ci() -> Result<()> {
         .args(["test", "--workspace", "--all-targets"])
         .env("RECFMT_PYTHON", &python))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
+    python_package(&python)?;
     run(cargo()
         .args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// Builds the `recfmt` Python package into `target/pyenv` (`maturin develop`, dev profile, in
+/// the workspace target directory, so the dependencies the Rust tests compiled are reused) and
+/// runs its pytest suite against the `recfmt` binary of the same build.
+fn python_package(python: &Path) -> Result<()> {
+    let root = project_root();
+    let venv = root.join("target/pyenv");
+    run(cargo().args(["build", "-p", "recfmt", "--bin", "recfmt"]))?;
+    run(Command::new(python)
+        .args(["-m", "maturin", "develop", "--profile", "dev"])
+        .current_dir(root.join("python"))
+        .env("VIRTUAL_ENV", &venv))?;
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "python/tests",
+        ])
+        .env("RECFMT_BIN", root.join("target/debug/recfmt")))
 }
 
 /// Generated fixtures: (folder under tests/fixtures, writer).

@@ -88,6 +88,7 @@ pub mod hdf5;
 pub mod json;
 mod mapping;
 mod merge;
+mod partition;
 mod pending;
 mod select;
 mod sink;
@@ -109,6 +110,7 @@ pub use merge::{
     Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
     count_rows, raster_rows,
 };
+pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_name};
 pub use pending::PendingMetadata;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
 
@@ -280,9 +282,9 @@ pub fn file_stem(stream: &str) -> String {
     }
 }
 
-/// Output paths for all streams: sanitized names, made unique (ignoring case, for
-/// case-insensitive file systems) by appending `_2`, `_3`, ...
-fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
+/// File name stems for all streams: sanitized names ([`file_stem`]), made unique (ignoring
+/// case, for case-insensitive file systems) by appending `_2`, `_3`, ...
+pub(crate) fn unique_stems(names: &[&str]) -> Vec<String> {
     let mut taken = HashSet::new();
     names
         .iter()
@@ -294,9 +296,26 @@ fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
                 candidate = format!("{stem}_{n}");
                 n += 1;
             }
-            out_dir.join(format!("{candidate}.{ext}"))
+            candidate
         })
         .collect()
+}
+
+/// Output paths for all streams: `out_dir/<unique stem>.<ext>`.
+fn output_paths(out_dir: &Path, names: &[&str], ext: &str) -> Vec<PathBuf> {
+    unique_stems(names)
+        .into_iter()
+        .map(|stem| out_dir.join(format!("{stem}.{ext}")))
+        .collect()
+}
+
+/// Moves every finished table into place as one output ([`recfmt_core::atomic::commit_all`]):
+/// all of them, or none when one move fails.
+pub(crate) fn commit_all(finished: Vec<writers::Finished>) -> Result<Vec<StreamOutput>, Error> {
+    let (files, outputs): (Vec<AtomicFile>, Vec<StreamOutput>) =
+        finished.into_iter().map(|f| (f.file, f.output)).unzip();
+    recfmt_core::atomic::commit_all(files).map_err(|(i, e)| Error::io(&outputs[i].path, e))?;
+    Ok(outputs)
 }
 
 /// Reads `reader` to the end and writes one table per stream into `out_dir`.
@@ -364,6 +383,7 @@ fn export_tables_locked(
             )),
             desc: desc.clone(),
             path,
+            constant: None,
         })
         .collect();
 
@@ -373,14 +393,7 @@ fn export_tables_locked(
     read_all_batches(reader, &mut batches, progress, &mut |batch| {
         writers.send(batch).map(|()| true)
     })?;
-    let finished: Vec<(AtomicFile, StreamOutput)> = writers
-        .finish()?
-        .into_iter()
-        .map(|f| (f.file, f.output))
-        .collect();
-    let (files, outputs): (Vec<AtomicFile>, Vec<StreamOutput>) = finished.into_iter().unzip();
-    // All tables or none: a failed move takes back the ones already moved.
-    recfmt_core::atomic::commit_all(files).map_err(|(i, e)| Error::io(&outputs[i].path, e))?;
+    let outputs = commit_all(writers.finish()?)?;
 
     let (done, total) = reader.progress();
     progress(done, total);

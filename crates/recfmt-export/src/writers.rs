@@ -27,6 +27,9 @@ pub(crate) struct TablePlan {
     pub(crate) desc: StreamDesc,
     pub(crate) schema: SchemaRef,
     pub(crate) path: PathBuf,
+    /// A constant text column appended to every batch (a partitioned dataset's `source`): the
+    /// schema's last field is that column.
+    pub(crate) constant: Option<String>,
 }
 
 struct Open {
@@ -217,7 +220,11 @@ fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
     let (record, text_rows) = if options.format == TableFormat::Ndjson {
         (None, Some(batch))
     } else {
-        (Some(crate::batch::record_batch(&schema, batch)?), None)
+        let record = match &plan.constant {
+            None => crate::batch::record_batch(&schema, batch)?,
+            Some(value) => with_constant(&schema, batch, value)?,
+        };
+        (Some(record), None)
     };
     let table = match guard.as_mut() {
         Some(table) => table,
@@ -243,6 +250,23 @@ fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
         (None, None) => {}
     }
     Ok(())
+}
+
+/// `batch` as a record batch of `schema`, whose last field is a text column holding `value`
+/// in every row.
+fn with_constant(
+    schema: &SchemaRef,
+    batch: StreamBatch,
+    value: &str,
+) -> Result<arrow_array::RecordBatch, Error> {
+    let own: Vec<usize> = (0..schema.fields().len().saturating_sub(1)).collect();
+    let base = Arc::new(schema.project(&own).map_err(|e| Error::arrow(None, e))?);
+    let rows = batch.rows();
+    let mut columns = crate::batch::record_batch(&base, batch)?.columns().to_vec();
+    columns.push(Arc::new(arrow_array::StringArray::from_iter_values(
+        std::iter::repeat_n(value, rows),
+    )));
+    arrow_array::RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::arrow(None, e))
 }
 
 /// The plan's schema with the pending metadata (waited for here) merged in.

@@ -1,0 +1,204 @@
+"""Read simulation and vehicle recordings as Arrow tables.
+
+recfmt reads USVLOG sessions, ICAREC recordings and Icarus HDF5 files, CARLA recorder logs,
+FlightGear flight recorder tapes and NanoVer trajectories. Each recording is a set of streams;
+each stream reads as a ``pyarrow.Table`` (or a stream of record batches) whose types follow the
+source types, with units in the field metadata and provenance in the schema metadata.
+
+    >>> import recfmt
+    >>> rec = recfmt.open("session/")                  # doctest: +SKIP
+    >>> rec.format, rec.streams                         # doctest: +SKIP
+    ('usvlog', ['REC_NAV_SOLUTION', ...])
+    >>> table = rec.read("REC_NAV_SOLUTION", columns=["lat", "lon"], start="+10s")  # doctest: +SKIP
+    >>> for batch in rec.batches("REC_NAV_SOLUTION"):  # bounded memory  # doctest: +SKIP
+    ...     ...
+
+The data is decoded in Rust with the GIL released and handed to pyarrow through the Arrow C
+data interface: no value becomes a Python object and no buffer is copied. ``polars.from_arrow``,
+DuckDB and pandas (``to_pandas``) take the tables directly.
+
+Errors are :class:`RecfmtError` (subclasses say what kind). A read that finishes but lost input
+data (a truncated or corrupt file) raises :class:`DataLostError` carrying the integrity report
+and the complete rows that were read, unless ``on_loss="warn"`` or ``"ignore"`` is given.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, List, Optional, Sequence, Union
+
+from ._recfmt import (
+    BatchStream,
+    DataLostError,
+    DataLostWarning,
+    LimitError,
+    MalformedError,
+    RecfmtError,
+    Recording,
+    UnknownFormatError,
+    UnsupportedError,
+    __version__,
+    carla_query,
+    formats,
+    source_name,
+    state_at,
+    validate,
+)
+from ._recfmt import open as _open
+from ._recfmt import write_partitioned as _write_partitioned
+from ._recfmt import write_tables as _write_tables
+
+__all__ = [
+    "BatchStream",
+    "DataLostError",
+    "DataLostWarning",
+    "LimitError",
+    "MalformedError",
+    "RecfmtError",
+    "Recording",
+    "UnknownFormatError",
+    "UnsupportedError",
+    "__version__",
+    "carla_query",
+    "convert",
+    "formats",
+    "open",
+    "source_name",
+    "state_at",
+    "validate",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def open(  # noqa: A001 - mirrors the command line and builtins.open on purpose
+    path: PathLike,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[PathLike] = (),
+    *,
+    resync: bool = False,
+) -> Recording:
+    """Open a recording (a file, or a folder such as a USVLOG session or an ICAREC recording).
+
+    :param path: the recording.
+    :param format: a format id (see :func:`formats`) instead of detecting it from the first bytes.
+    :param strict: turn tolerated deviations (a torn last record, a wrong payload length) into
+        errors, as ``--strict`` does.
+    :param layouts: user-defined record layout files (USVLOG), as ``--layout``.
+    :param resync: scan past a corrupt length field instead of stopping, as ``--resync``.
+    :raises UnknownFormatError: no format recognised the input.
+    :raises RecfmtError: the recording cannot be opened (the message names file and offset).
+    """
+    return _open(os.fspath(path), format, strict, [os.fspath(p) for p in layouts], resync=resync)
+
+
+def _expand(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [os.fspath(p) for p in paths]
+
+
+def convert(
+    paths: Union[PathLike, Iterable[PathLike]],
+    to: str = "parquet",
+    out: Optional[PathLike] = None,
+    *,
+    partition: bool = False,
+    source: Optional[str] = None,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[PathLike] = (),
+    batch_rows: int = 65536,
+    compression: str = "zstd",
+    force: bool = False,
+    **options: Any,
+) -> List[dict]:
+    """Convert recordings, as ``recfmt convert``.
+
+    With ``partition=True`` (``--partition``) every recording is added to the Hive-partitioned
+    Parquet dataset under ``out``: ``<out>/<stream>/source=<recording>/part-0.parquet``, each row
+    with a ``source`` column holding the recording's name (its file name without extension, or
+    ``source``). Adding a recording adds files and rewrites no other; converting a recording
+    again replaces its own parts (with ``force=True``). DuckDB, Spark, Trino and ``pyarrow.dataset`` read
+    ``<out>/<stream>`` as one table.
+
+    An existing output file is refused (nothing is written) unless ``force=True`` (``--force``;
+    the policy is process-wide while the call runs).
+
+    Returns one dict per table written: ``{"source", "stream", "path", "rows"}``.
+
+    :raises DataLostError: a recording lost data (its complete rows are still written).
+    """
+    if out is None:
+        raise TypeError("convert() needs out=")
+    inputs = _expand(paths)
+    if partition:
+        if to != "parquet":
+            raise ValueError(f"a partitioned dataset is Parquet, not {to!r}")
+        if options:
+            raise TypeError(
+                "convert(partition=True) does not take " + ", ".join(sorted(options))
+            )
+        if source is not None and len(inputs) != 1:
+            raise ValueError("source= names one recording; give one path with it")
+        written = []
+        for path in inputs:
+            parts = _write_partitioned(
+                path,
+                os.fspath(out),
+                source=source,
+                format=format,
+                strict=strict,
+                layouts=[os.fspath(p) for p in layouts],
+                batch_rows=batch_rows,
+                compression=compression,
+                force=force,
+            )
+            for stream, part, rows in parts:
+                written.append(
+                    {"source": path, "stream": stream, "path": Path(part), "rows": rows}
+                )
+        return written
+    if to not in ("parquet", "csv", "arrow", "ndjson"):
+        raise ValueError(
+            f"recfmt.convert writes tables (parquet, csv, arrow, ndjson), not {to!r}; "
+            "the recfmt command line converts into the other targets"
+        )
+    written = []
+    lost = []
+    multiple = len(inputs) > 1
+    for path in inputs:
+        # Several inputs: one folder each under `out`, as `recfmt convert` does.
+        target = os.path.join(os.fspath(out), os.path.basename(os.path.normpath(path))) if multiple else os.fspath(out)
+        files, integrity = _write_tables(
+            path,
+            target,
+            to,
+            format=format,
+            strict=strict,
+            layouts=[os.fspath(p) for p in layouts],
+            batch_rows=batch_rows,
+            compression=compression,
+            force=force,
+            **{k: _as_list(v) if k in _LIST_OPTIONS else v for k, v in options.items()},
+        )
+        for stream, part, rows in files:
+            written.append({"source": path, "stream": stream, "path": Path(part), "rows": rows})
+        if integrity["status"] != "complete":
+            lost.append((path, integrity))
+    if lost:
+        path, integrity = lost[0]
+        error = DataLostError(f"{path}: input data lost ({integrity['status']}); every complete record was written")
+        error.integrity = integrity
+        error.table = None
+        raise error
+    return written
+
+
+_LIST_OPTIONS = ("streams", "exclude_streams", "signals", "exclude_signals")
+
+
+def _as_list(value: Union[str, Sequence[str]]) -> List[str]:
+    return [value] if isinstance(value, str) else list(value)

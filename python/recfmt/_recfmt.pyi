@@ -1,0 +1,190 @@
+"""Type stubs of the native module `recfmt._recfmt` (see the `recfmt` package docs)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import pandas
+import pyarrow
+
+_Path = Union[str, os.PathLike[str]]
+_Time = Union[float, str, None]
+
+__version__: str
+
+class RecfmtError(Exception):
+    """Base class of every error recfmt raises; the message is the one the command line prints."""
+
+class UnknownFormatError(RecfmtError):
+    """No format recognised the input (or the forced format id is unknown)."""
+
+class MalformedError(RecfmtError):
+    """The input breaks its format; the message names the file, byte offset and what was expected."""
+
+class UnsupportedError(RecfmtError):
+    """The input uses something recfmt does not implement."""
+
+class LimitError(RecfmtError):
+    """A length or count in the input exceeds a configured limit."""
+
+class DataLostError(RecfmtError):
+    """The read finished, but input data was lost (a truncated or corrupt file)."""
+
+    integrity: Dict[str, Any]
+    """`status`, `bytes_lost`, `truncated_at`, `records_skipped`, `warnings` (as `info --json`)."""
+    table: Optional[pyarrow.Table]
+    """The complete rows that were read (`read`/`to_pandas`; `None` for `batches`)."""
+
+class DataLostWarning(UserWarning):
+    """Issued instead of DataLostError with `on_loss="warn"`."""
+
+class Recording:
+    """A recording opened for reading. Each read opens the file again, so reads are independent."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def format(self) -> str:
+        """The format id (`usvlog`, `carla`, `fgtape`, `icarec`, `icarus-h5`, `nanover`)."""
+    @property
+    def format_name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def streams(self) -> List[str]:
+        """Stream names in schema order."""
+    @property
+    def metadata(self) -> Dict[str, str]:
+        """What the recording says about itself."""
+    def info(self) -> Dict[str, Any]:
+        """Reads the recording once: the same dict as `recfmt info --json`."""
+    def schema(self, stream: str) -> pyarrow.Schema:
+        """Arrow schema of `stream`: units in field metadata, provenance in schema metadata."""
+    def read(
+        self,
+        stream: str,
+        columns: Optional[Sequence[str]] = None,
+        start: _Time = None,
+        end: _Time = None,
+        *,
+        batch_rows: int = 65536,
+        on_loss: str = "raise",
+    ) -> pyarrow.Table:
+        """Read `stream` into a table.
+
+        `columns` keeps those signals (a composite's name keeps its members; the time column,
+        and an entity-keyed stream's id column, are always kept; order is the recording's).
+        `start` (inclusive) and `end` (exclusive) are seconds on the recording's time axis, or
+        text as `convert --start` takes it (`"+12.5s"` after the first row, RFC 3339).
+        `on_loss`: `"raise"` (DataLostError), `"warn"` (DataLostWarning) or `"ignore"`.
+        """
+    def batches(
+        self,
+        stream: str,
+        columns: Optional[Sequence[str]] = None,
+        start: _Time = None,
+        end: _Time = None,
+        *,
+        batch_rows: int = 65536,
+        on_loss: str = "raise",
+    ) -> BatchStream:
+        """Stream `stream` as record batches of at most `batch_rows` rows (bounded memory)."""
+    def to_pandas(
+        self,
+        stream: str,
+        columns: Optional[Sequence[str]] = None,
+        start: _Time = None,
+        end: _Time = None,
+        *,
+        batch_rows: int = 65536,
+        on_loss: str = "raise",
+        **kwargs: Any,
+    ) -> pandas.DataFrame:
+        """`read(...)` then `pyarrow.Table.to_pandas(**kwargs)`."""
+
+class BatchStream(Iterator[pyarrow.RecordBatch]):
+    """Record batches of one stream; also an Arrow PyCapsule stream (`__arrow_c_stream__`)."""
+
+    @property
+    def schema(self) -> pyarrow.Schema: ...
+    @property
+    def integrity(self) -> Optional[Dict[str, Any]]:
+        """The integrity report once the stream has ended, else None."""
+    def __iter__(self) -> BatchStream: ...
+    def __next__(self) -> pyarrow.RecordBatch: ...
+    def to_reader(self) -> pyarrow.RecordBatchReader: ...
+    def read_all(self) -> pyarrow.Table: ...
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...
+
+def open(
+    path: _Path,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[_Path] = (),
+    *,
+    resync: bool = False,
+) -> Recording: ...
+def formats() -> List[Dict[str, Any]]:
+    """Every format of this build: `id`, `name`, `extensions`, `write`."""
+def carla_query(
+    path: _Path,
+    query: str,
+    *,
+    type1: str = "a",
+    type2: str = "a",
+    min_time: float = 60.0,
+    min_distance: float = 100.0,
+) -> Any:
+    """CARLA's own queries (`"info"`, `"collisions"`, `"blocked"`) as `recfmt carla ... --json`."""
+def state_at(path: _Path, t: float, *, strict: bool = False) -> Dict[str, Any]:
+    """ICAREC: every signal at time `t` (`t`, `frame`, `values`), as `recfmt cat --at T`."""
+def write_partitioned(
+    path: _Path,
+    out: _Path,
+    *,
+    source: Optional[str] = None,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[_Path] = (),
+    batch_rows: int = 65536,
+    compression: str = "zstd",
+    force: bool = False,
+) -> List[Tuple[str, Path, int]]: ...
+def source_name(path: _Path) -> str:
+    """The name a recording gets in a partitioned dataset."""
+def write_tables(
+    path: _Path,
+    out: _Path,
+    to: str,
+    *,
+    streams: Sequence[str] = (),
+    exclude_streams: Sequence[str] = (),
+    signals: Sequence[str] = (),
+    exclude_signals: Sequence[str] = (),
+    start: _Time = None,
+    end: _Time = None,
+    carry_last: bool = False,
+    upcast_f64: bool = False,
+    batch_rows: int = 65536,
+    compression: str = "zstd",
+    delimiter: str = ",",
+    units_row: bool = False,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[_Path] = (),
+    force: bool = False,
+) -> Tuple[List[Tuple[str, Path, int]], Dict[str, Any]]:
+    """One table per stream under `out`; the tables written and the integrity report."""
+def validate(
+    path: _Path,
+    *,
+    against: Optional[_Path] = None,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[_Path] = (),
+    resync: bool = False,
+) -> Dict[str, Any]:
+    """Reads a recording completely with its format's checks: the dict of `recfmt validate --json`
+    (`valid`, `problems`, `notes`, `integrity`, ...)."""
