@@ -44,6 +44,8 @@ pub struct IcarecDir {
     metadata: Option<MetadataDoc>,
     dynamic_len: u64,
     integrity: Integrity,
+    /// Frames metadata.json counts but the file lacks: (offset of the first, bytes absent).
+    missing_frames: Option<(u64, u64)>,
     time: Option<TimeReference>,
     strict: bool,
 }
@@ -180,6 +182,7 @@ impl IcarecDir {
         }
 
         // metadata.json
+        let mut missing_frames = None;
         let metadata_path = dir.join(METADATA_FILE);
         let metadata = if metadata_path.is_file() {
             let text = read_limited(
@@ -220,6 +223,7 @@ impl IcarecDir {
                     }
                     let absent = n.saturating_mul(stride).saturating_sub(dynamic_len);
                     integrity.truncate(frames * stride, absent);
+                    missing_frames = Some((frames * stride, absent));
                 }
             }
             for (name, actual_len) in [(STATIC_FILE, static_len), (DYNAMIC_FILE, dynamic_len)] {
@@ -294,6 +298,7 @@ impl IcarecDir {
             metadata,
             dynamic_len,
             integrity,
+            missing_frames,
             time,
             strict: options.read.strict,
         })
@@ -328,6 +333,12 @@ impl IcarecDir {
     /// Warnings and losses found while opening (checksum, metadata mismatches, torn tail).
     pub fn integrity(&self) -> &Integrity {
         &self.integrity
+    }
+
+    /// Frames `metadata.json` counts that `dynamic_signals.bin` lacks, as (byte offset where
+    /// they would start, bytes absent): a recording cut even when at a frame boundary.
+    pub fn missing_frames(&self) -> Option<(u64, u64)> {
+        self.missing_frames
     }
 
     /// The time reference from `schema.json` (or else `metadata.json`).

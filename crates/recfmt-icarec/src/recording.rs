@@ -98,6 +98,9 @@ impl IcarecRecording {
         for w in &dir.integrity().warnings {
             frames.integrity_mut().warn(w.clone());
         }
+        if let Some((offset, absent)) = dir.missing_frames() {
+            frames.integrity_mut().truncate(offset, absent);
+        }
         let header = header_of(&dir);
         let layout = dir.schema().layout();
         let mut schema = CoreSchema::default();
