@@ -67,6 +67,10 @@ pub struct ConvertOptions {
     pub string_width: Option<u32>,
     /// Inputs converted at once by [`convert_many`] (default: the number of cores).
     pub jobs: Option<usize>,
+    /// Parquet only: write a Hive-partitioned dataset into the output folder,
+    /// `<out>/<stream>/source=<recording>/part-N.parquet` with a `source` column, so a fleet
+    /// of recordings reads as one table per stream (see [`recfmt_export::export_partitioned`]).
+    pub partition: bool,
 }
 
 impl Default for ConvertOptions {
@@ -91,6 +95,7 @@ impl Default for ConvertOptions {
             time_column: None,
             string_width: None,
             jobs: None,
+            partition: false,
         }
     }
 }
@@ -311,7 +316,12 @@ pub fn convert_many(
 ) -> Result<Vec<Result<ConvertReport>>> {
     let mut outputs: Vec<PathBuf> = Vec::new();
     for input in inputs {
-        let target = output_for(registry, &options.target, dir, input);
+        // A partitioned dataset is one folder for the whole fleet, a partition per input.
+        let target = if options.partition {
+            dir.join(recfmt_export::source_name(input))
+        } else {
+            output_for(registry, &options.target, dir, input)
+        };
         if outputs.contains(&target) {
             return Err(Error::Invalid(format!(
                 "two inputs would both write {}: convert them separately",
@@ -347,7 +357,8 @@ pub fn convert_many(
                             });
                         }
                     };
-                    let result = convert_with(registry, input, &outputs[i], options, &on_progress);
+                    let output = if options.partition { dir } else { &outputs[i] };
+                    let result = convert_with(registry, input, output, options, &on_progress);
                     results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
                 }
             });
@@ -621,6 +632,11 @@ fn to_tables(
     on_progress: &(dyn Fn(u64, Option<u64>) + Sync),
 ) -> Result<ConvertReport> {
     let target = options.target.as_str();
+    if options.partition && target != "parquet" {
+        return Err(Error::Invalid(format!(
+            "a partitioned dataset is written as Parquet, not {target}"
+        )));
+    }
     let hdf5 = target == "hdf5";
     let table = table_targets()
         .into_iter()
@@ -704,6 +720,9 @@ fn to_tables(
         Err(recfmt_export::Error::Invalid(
             "this build of recfmt has no HDF5 export".into(),
         ))
+    } else if options.partition {
+        let source = recfmt_export::source_name(input);
+        recfmt_export::export_partitioned(reader.as_mut(), output, &source, &export, &mut progress)
     } else {
         recfmt_export::export_tables(reader.as_mut(), output, &export, &mut progress)
     }

@@ -175,6 +175,11 @@ pub struct ConvertArgs {
     /// many rows (a raster is refused above 100 M rows unless this says otherwise).
     #[arg(long, value_name = "N")]
     pub max_rows: Option<u64>,
+    /// Parquet: a Hive-partitioned dataset in OUTDIR,
+    /// `<stream>/source=<recording>/part-N.parquet` with a `source` column (several inputs
+    /// share it; adding a recording adds files).
+    #[arg(long)]
+    pub partition: bool,
     /// Widen float32 signals to float64.
     #[arg(long, value_enum)]
     pub upcast: Option<Upcast>,
