@@ -312,6 +312,19 @@ impl Registry {
     }
 }
 
+/// Refuses inputs that are neither regular files nor folders: a device such as `/dev/zero`
+/// never ends and a FIFO without a writer never answers, so reading (or hashing) one would
+/// not finish. Paths that do not exist are left to the format, which may read siblings.
+pub fn check_input_kind(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Err(Error::invalid(format!(
+            "{} is not a regular file or folder (a device, FIFO or socket); recordings are read from files",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,18 +454,5 @@ mod tests {
         assert!(r.check_options(&unknown_key).is_err());
         assert_eq!(WITH_OPTION.capabilities(), ["options"]);
         assert!(!WITH_OPTION.is_target());
-    }
-}
-
-/// Refuses inputs that are neither regular files nor folders: a device such as `/dev/zero`
-/// never ends and a FIFO without a writer never answers, so reading (or hashing) one would
-/// not finish. Paths that do not exist are left to the format, which may read siblings.
-pub fn check_input_kind(path: &Path) -> Result<()> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() && !m.is_dir() => Err(Error::invalid(format!(
-            "{} is not a regular file or folder (a device, FIFO or socket); recordings are read from files",
-            path.display()
-        ))),
-        _ => Ok(()),
     }
 }
