@@ -1,7 +1,7 @@
 //! Output files written under a temporary name and renamed into place when complete.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// A file that only appears under its final name once [`AtomicFile::commit`] succeeds.
@@ -80,6 +80,14 @@ impl Write for AtomicFile {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.writer()?.flush()
+    }
+}
+
+/// Writers that go back to patch what they wrote (MCAP chunk headers, HDF5 superblocks) seek
+/// within the temporary file.
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.writer()?.seek(pos)
     }
 }
 

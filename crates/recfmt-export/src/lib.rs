@@ -86,6 +86,8 @@ mod error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
 pub mod json;
+#[cfg(feature = "mcap")]
+pub mod mcap;
 mod mapping;
 mod merge;
 mod pending;

@@ -74,6 +74,8 @@ pub struct SignalPlot {
     pub range: Option<(f64, f64)>,
     /// What was left out and why.
     pub notes: Vec<String>,
+    /// What the reader lost (a truncated file's plot ends where the file does).
+    pub integrity: recfmt_core::Integrity,
 }
 
 /// Which series a column element of one row feeds.
@@ -260,6 +262,7 @@ pub fn plot_signals(
         panels,
         range,
         notes,
+        integrity: reader.integrity().clone(),
     }))
 }
 

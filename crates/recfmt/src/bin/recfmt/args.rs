@@ -63,6 +63,8 @@ pub enum Command {
     /// CARLA's own recorder queries, with the text CARLA prints (or `--json`).
     #[command(subcommand)]
     Carla(CarlaCommand),
+    /// Draw signals against time, or an overview of every stream, as SVG or PNG.
+    Plot(Box<crate::plot::PlotArgs>),
 }
 
 /// `recfmt carla …`: what `show_recorder_file_info`, `show_recorder_collisions` and
@@ -109,6 +111,8 @@ pub enum CarlaCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The actors' tracks seen from above, as SVG or PNG.
+    Map(crate::plot::CarlaMapArgs),
 }
 
 /// `recfmt info`.
@@ -253,6 +257,9 @@ pub enum ConvertTo {
     Carla,
     /// A FlightGear tape.
     Fgtape,
+    /// MCAP for Foxglove and Lichtblick (`-o FILE.mcap`): a channel per stream, JSON
+    /// messages with a JSON Schema.
+    Mcap,
     /// A NanoVer recording (`.traj`, with its `.state` beside it).
     Nanover,
     /// NanoVer's newer single-file recording (`messages.msgpack` + `index.msgpack` in a zip).

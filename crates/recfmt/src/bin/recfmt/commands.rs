@@ -646,9 +646,12 @@ pub fn formats() -> Result<Outcome> {
 }
 
 /// `recfmt carla info|collisions|blocked`.
-pub fn carla(command: &crate::args::CarlaCommand) -> Result<Outcome> {
+pub fn carla(global: &GlobalArgs, command: &crate::args::CarlaCommand) -> Result<Outcome> {
     use crate::args::CarlaCommand;
     use recfmt_carla::query;
+    if let CarlaCommand::Map(args) = command {
+        return crate::plot::carla_map(global, args);
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let summary = match command {
@@ -707,6 +710,7 @@ pub fn carla(command: &crate::args::CarlaCommand) -> Result<Outcome> {
             *min_distance,
             &mut out,
         )?),
+        CarlaCommand::Map(_) => None,
     };
     out.flush()?;
     if summary.is_some_and(|s| !s.recorder) {

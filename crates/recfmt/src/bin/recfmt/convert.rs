@@ -356,6 +356,9 @@ fn convert_one(
     if matches!(args.to, ConvertTo::Kml | ConvertTo::Gpx) {
         return convert_to_track(args, output, reader, notes);
     }
+    if args.to == ConvertTo::Mcap {
+        return crate::mcap::convert_to_mcap(args, input, output, reader, notes);
+    }
     if reader.header().format == "nanover" && is_plain(args) {
         // NanoVer has layouts of its own: the zip, and HDF5 with positions as
         // [frames x particles x 3] per session (the generic exporter has no list columns).
@@ -658,6 +661,7 @@ pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
             ConvertTo::Hdf5 => Some("h5"),
             ConvertTo::Kml => Some("kml"),
             ConvertTo::Gpx => Some("gpx"),
+            ConvertTo::Mcap => Some("mcap"),
             _ => None,
         } {
             args.output.join(format!("{name}.{ext}"))

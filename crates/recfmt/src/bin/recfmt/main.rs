@@ -6,6 +6,8 @@
 mod args;
 mod commands;
 mod convert;
+mod mcap;
+mod plot;
 mod scan;
 
 use std::process::ExitCode;
@@ -37,7 +39,8 @@ fn main() -> ExitCode {
         Command::Validate(a) => commands::validate(&cli.global, a),
         Command::Recover(a) => commands::recover(&cli.global, a),
         Command::Formats => commands::formats(),
-        Command::Carla(c) => commands::carla(c),
+        Command::Carla(c) => commands::carla(&cli.global, c),
+        Command::Plot(a) => plot::plot(&cli.global, a),
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
