@@ -82,8 +82,8 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
 }
 
 fn color(i: usize) -> RGBColor {
-    let c = Palette99::pick(i).to_rgba();
-    RGBColor(c.0, c.1, c.2)
+    let (r, g, b) = crate::series_color(i);
+    RGBColor(r, g, b)
 }
 
 fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>) -> Result<()> {
@@ -174,6 +174,9 @@ fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>)
     Ok(())
 }
 
+/// Time bins of the overview's lanes.
+const OVERVIEW_BINS: usize = 300;
+
 fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> Result<()> {
     let mut title = format!("{}: {} streams, {}", o.title, o.lanes.len(), o.integrity);
     if o.lost.0 > 0 {
@@ -185,6 +188,8 @@ fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> 
     let bounds: Vec<_> = o.lanes.iter().filter_map(|l| l.times.bounds()).collect();
     let x0 = bounds.iter().map(|b| b.0.0).fold(f64::INFINITY, f64::min);
     let x1 = bounds.iter().map(|b| b.0.1).fold(f64::NEG_INFINITY, f64::max);
+    let (t0, t1) = (x0, x1);
+    let bin = if t1 > t0 { (t1 - t0) / OVERVIEW_BINS as f64 } else { 1.0 };
     let (x0, x1) = padded(x0, x1);
     let n = o.lanes.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&root)
@@ -207,21 +212,25 @@ fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> 
     let label_font = (FAMILY, 13).into_font();
     for (i, lane) in o.lanes.iter().enumerate() {
         let base = n - 1.0 - i as f64;
-        let c = color(i);
-        let width = lane.times.bucket_width();
-        let peak = lane
-            .times
-            .buckets()
-            .map(|(_, b)| b.count as f64)
-            .fold(0.0, f64::max);
+        let lane_color = i;
+        // Rows per bin of the whole time axis, so every lane has the same resolution and a
+        // bin is empty only where the stream really paused.
+        let mut counts = vec![0u64; OVERVIEW_BINS];
+        for (_, b) in lane.times.buckets() {
+            let i = ((b.first.0 - t0) / bin).floor().max(0.0) as usize;
+            counts[i.min(OVERVIEW_BINS - 1)] += b.count;
+        }
+        let peak = counts.iter().copied().max().unwrap_or(0) as f64;
         if peak > 0.0 {
             chart
-                .draw_series(lane.times.buckets().map(|(start, b)| {
-                    let h = 0.05 + 0.55 * b.count as f64 / peak;
-                    Rectangle::new([(start, base + 0.05), (start + width, base + h)], c.filled())
+                .draw_series(counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| {
+                    let start = t0 + i as f64 * bin;
+                    let h = 0.05 + 0.55 * c as f64 / peak;
+                    Rectangle::new([(start, base + 0.05), (start + bin, base + h)], color(lane_color).filled())
                 }))
                 .map_err(drawing)?;
         }
+        let width = bin;
         let mut text = format!("{}: {} rows", lane.name, lane.rows);
         if let Some(rate) = lane.mean_rate() {
             text.push_str(&format!(", {rate:.3} Hz"));

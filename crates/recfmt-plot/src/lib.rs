@@ -162,6 +162,15 @@ impl Figure {
     }
 }
 
+/// The colour of the `i`-th line of a panel (or lane, or track), as RGB: lines are drawn
+/// one pixel wide in exactly this colour, so a picture can be checked pixel by pixel.
+pub fn series_color(i: usize) -> (u8, u8, u8) {
+    use plotters::style::{Color, Palette, Palette99};
+    let _ = Palette99::COLORS;
+    let c = plotters::style::PaletteColor::<Palette99>::pick(i).to_rgba();
+    (c.0, c.1, c.2)
+}
+
 /// A title for a recording: its file name and format.
 pub fn title_for(path: &Path, reader: &dyn recfmt_core::RecordingReader) -> String {
     let name = path
