@@ -32,7 +32,7 @@ const TASKS: &[(&str, &str)] = &[
 ];
 
 /// Python packages the interop tests use.
-const PY_PACKAGES: &[&str] = &["pyarrow", "pandas", "duckdb", "h5py"];
+const PY_PACKAGES: &[&str] = &["pyarrow", "pandas", "duckdb", "h5py", "mcap"];
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
