@@ -23,7 +23,14 @@ fn recordings() -> Vec<PathBuf> {
 fn check(python: &Path, recording: &Path, work: &Path) -> serde_json::Value {
     let path = recording.to_str().unwrap();
     let out_file = work.join("out.mcap");
-    let convert = recfmt(&["convert", path, "--to", "mcap", "-o", out_file.to_str().unwrap()]);
+    let convert = recfmt(&[
+        "convert",
+        path,
+        "--to",
+        "mcap",
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
     assert_eq!(
         convert.status.code(),
         Some(0),
@@ -66,18 +73,32 @@ fn every_recording_converts_to_mcap_that_the_mcap_package_reads_back() {
         // One channel per stream with the stream's rows, plus the scene for CARLA.
         for stream in streams {
             let topic = format!("/{}", stream["name"].as_str().unwrap());
-            assert_eq!(channels.get(&topic), Some(&stream["rows"]), "{path}: {topic}");
-            assert_eq!(summary["schemas"][&topic], stream["name"], "{path}: {topic}");
+            assert_eq!(
+                channels.get(&topic),
+                Some(&stream["rows"]),
+                "{path}: {topic}"
+            );
+            assert_eq!(
+                summary["schemas"][&topic], stream["name"],
+                "{path}: {topic}"
+            );
         }
         let scene = info["format"] == "carla";
-        assert_eq!(channels.len(), streams.len() + usize::from(scene), "{path}: {channels:?}");
+        assert_eq!(
+            channels.len(),
+            streams.len() + usize::from(scene),
+            "{path}: {channels:?}"
+        );
         if scene {
             assert_eq!(summary["schemas"]["/scene"], "foxglove.SceneUpdate");
             let positions = streams.iter().find(|s| s["name"] == "position").unwrap();
             assert_eq!(summary["scene_entities"], positions["rows"], "{path}");
             assert!(summary["scene_messages"].as_u64().unwrap() > 0);
         }
-        assert_eq!(summary["metadata"], serde_json::json!(["recfmt.provenance"]));
+        assert_eq!(
+            summary["metadata"],
+            serde_json::json!(["recfmt.provenance"])
+        );
     }
 }
 
@@ -101,7 +122,12 @@ fn mcap_honours_selection_and_refuses_nothing_silently() {
         "-o",
         out_file.to_str().unwrap(),
     ]);
-    assert_eq!(convert.status.code(), Some(0), "{}", String::from_utf8_lossy(&convert.stderr));
+    assert_eq!(
+        convert.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&convert.stderr)
+    );
     let script = r#"
 import json, sys
 from mcap.reader import make_reader
@@ -111,11 +137,26 @@ meta = {m.name: dict(m.metadata) for m in r.iter_metadata()}
 print(json.dumps({"topics": sorted(c.topic for c in s.channels.values()),
   "messages": s.statistics.message_count, "range": meta["recfmt.provenance"].get("recfmt.time_range")}))
 "#;
-    let out = Command::new(python).args(["-c", script]).arg(&out_file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python)
+        .args(["-c", script])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["topics"], serde_json::json!(["/REC_NAV_SOLUTION"]));
-    let all = recfmt(&["cat", session.to_str().unwrap(), "--stream", "REC_NAV_SOLUTION", "--output", "ndjson"]);
+    let all = recfmt(&[
+        "cat",
+        session.to_str().unwrap(),
+        "--stream",
+        "REC_NAV_SOLUTION",
+        "--output",
+        "ndjson",
+    ]);
     let total = String::from_utf8_lossy(&all.stdout).lines().count() as u64;
     let kept = got["messages"].as_u64().unwrap();
     assert!(kept > 0 && kept < total, "{kept} of {total}");

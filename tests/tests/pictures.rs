@@ -20,7 +20,11 @@ fn recordings() -> Vec<PathBuf> {
 
 fn info(path: &Path) -> serde_json::Value {
     let out = recfmt(&["info", "--json", path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -86,7 +90,9 @@ fn chosen_signal(info: &serde_json::Value) -> Option<(String, String, Option<Str
         }
     }
     let with_unit = candidates.iter().position(|c| c.2.is_some());
-    with_unit.or((!candidates.is_empty()).then_some(0)).map(|i| candidates.swap_remove(i))
+    with_unit
+        .or((!candidates.is_empty()).then_some(0))
+        .map(|i| candidates.swap_remove(i))
 }
 
 #[test]
@@ -101,7 +107,16 @@ fn every_recording_gets_an_overview_and_a_signal_plot_in_png_and_svg() {
 
         // Overview: PNG at the asked size with bars drawn; SVG names every stream with its rows.
         let png = work.path().join(format!("{n}-overview.png"));
-        plot(&["plot", path, "--width", "900", "--height", "500", "-o", png.to_str().unwrap()]);
+        plot(&[
+            "plot",
+            path,
+            "--width",
+            "900",
+            "--height",
+            "500",
+            "-o",
+            png.to_str().unwrap(),
+        ]);
         let (w, h, first) = png_facts(&png);
         assert_eq!((w, h), (900, 500), "{path}");
         if streams[0]["rows"].as_u64().unwrap_or(0) > 0 {
@@ -111,7 +126,11 @@ fn every_recording_gets_an_overview_and_a_signal_plot_in_png_and_svg() {
         plot(&["plot", path, "-o", svg.to_str().unwrap()]);
         let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
         for stream in streams {
-            let label = format!("{}: {} rows", stream["name"].as_str().unwrap(), stream["rows"]);
+            let label = format!(
+                "{}: {} rows",
+                stream["name"].as_str().unwrap(),
+                stream["rows"]
+            );
             assert!(
                 texts.iter().any(|t| t.starts_with(&label)),
                 "{path}: overview lacks {label:?}: {texts:?}"
@@ -124,24 +143,55 @@ fn every_recording_gets_an_overview_and_a_signal_plot_in_png_and_svg() {
         };
         let pattern = format!("{stream}.{signal}");
         let png = work.path().join(format!("{n}-signal.png"));
-        plot(&["plot", path, "--signal", &pattern, "--width", "700", "--height", "300", "-o", png.to_str().unwrap()]);
+        plot(&[
+            "plot",
+            path,
+            "--signal",
+            &pattern,
+            "--width",
+            "700",
+            "--height",
+            "300",
+            "-o",
+            png.to_str().unwrap(),
+        ]);
         let (w, h, line) = png_facts(&png);
         assert_eq!((w, h), (700, 300), "{path}");
-        assert!(line > 20, "{path}: the line of {pattern} is missing ({line} pixels)");
+        assert!(
+            line > 20,
+            "{path}: the line of {pattern} is missing ({line} pixels)"
+        );
         let svg = work.path().join(format!("{n}-signal.svg"));
-        plot(&["plot", path, "--signal", &pattern, "-o", svg.to_str().unwrap()]);
+        plot(&[
+            "plot",
+            path,
+            "--signal",
+            &pattern,
+            "-o",
+            svg.to_str().unwrap(),
+        ]);
         let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
         let axis = match &unit {
             Some(u) => format!("{signal} [{u}]"),
             None => signal.clone(),
         };
         assert!(
-            texts.iter().any(|t| *t == axis),
+            texts.contains(&axis),
             "{path}: no axis text {axis:?} in {texts:?}"
         );
-        assert!(texts.iter().any(|t| t.starts_with("time [s]")), "{path}: no time axis");
-        let name = recording.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(texts.iter().any(|t| t.starts_with(&name)), "{path}: no title naming the file");
+        assert!(
+            texts.iter().any(|t| t.starts_with("time [s]")),
+            "{path}: no time axis"
+        );
+        let name = recording
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            texts.iter().any(|t| t.starts_with(&name)),
+            "{path}: no title naming the file"
+        );
     }
 }
 
@@ -153,8 +203,20 @@ fn a_time_range_and_panels_per_stream() {
     let work = tempfile::tempdir().unwrap();
     let svg = work.path().join("range.svg");
     plot(&[
-        "plot", log.to_str().unwrap(), "--signal", "position.x", "--signal", "vehicle_anim.throttle",
-        "--start", "10s", "--end", "20s", "--panels", "stream", "-o", svg.to_str().unwrap(),
+        "plot",
+        log.to_str().unwrap(),
+        "--signal",
+        "position.x",
+        "--signal",
+        "vehicle_anim.throttle",
+        "--start",
+        "10s",
+        "--end",
+        "20s",
+        "--panels",
+        "stream",
+        "-o",
+        svg.to_str().unwrap(),
     ]);
     let text = std::fs::read_to_string(&svg).unwrap();
     let texts = svg_texts(&text);
@@ -163,8 +225,14 @@ fn a_time_range_and_panels_per_stream() {
     assert!(texts.iter().any(|t| t == "vehicle_anim"));
     // The x axis spans the range: its tick labels lie within 10..20 s.
     let ticks: Vec<f64> = texts.iter().filter_map(|t| t.parse().ok()).collect();
-    assert!(ticks.iter().any(|&t| (10.0..=12.0).contains(&t)), "{ticks:?}");
-    assert!(ticks.iter().any(|&t| (18.0..=20.0).contains(&t)), "{ticks:?}");
+    assert!(
+        ticks.iter().any(|&t| (10.0..=12.0).contains(&t)),
+        "{ticks:?}"
+    );
+    assert!(
+        ticks.iter().any(|&t| (18.0..=20.0).contains(&t)),
+        "{ticks:?}"
+    );
 }
 
 #[test]
@@ -172,11 +240,23 @@ fn a_truncated_recording_shows_where_it_ends_and_exits_3() {
     let work = tempfile::tempdir().unwrap();
     let svg = work.path().join("cut.svg");
     let truncated = fixture("usvlog/truncated");
-    let out = recfmt(&["plot", truncated.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = recfmt(&[
+        "plot",
+        truncated.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
     assert!(
-        texts.iter().any(|t| t.starts_with("file ends: truncated at byte")),
+        texts
+            .iter()
+            .any(|t| t.starts_with("file ends: truncated at byte")),
         "{texts:?}"
     );
 }
@@ -186,22 +266,53 @@ fn carla_map_and_flightgear_ground_track() {
     let work = tempfile::tempdir().unwrap();
     for log in samples("carla", "log") {
         let svg = work.path().join("map.svg");
-        plot(&["carla", "map", log.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+        plot(&[
+            "carla",
+            "map",
+            log.to_str().unwrap(),
+            "-o",
+            svg.to_str().unwrap(),
+        ]);
         let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
         assert!(texts.iter().any(|t| t == "x [m]"), "{texts:?}");
         assert!(texts.iter().any(|t| t.contains("actor tracks")));
         let png = work.path().join("map.png");
-        plot(&["carla", "map", log.to_str().unwrap(), "--width", "640", "--height", "480", "-o", png.to_str().unwrap()]);
+        plot(&[
+            "carla",
+            "map",
+            log.to_str().unwrap(),
+            "--width",
+            "640",
+            "--height",
+            "480",
+            "-o",
+            png.to_str().unwrap(),
+        ]);
         let (w, h, first) = png_facts(&png);
         assert_eq!((w, h), (640, 480));
         assert!(first > 50, "{}: no track drawn", log.display());
     }
     for tape in samples("fgtape", "fgtape") {
         let svg = work.path().join("track.svg");
-        plot(&["plot", tape.to_str().unwrap(), "--track", "-o", svg.to_str().unwrap()]);
+        plot(&[
+            "plot",
+            tape.to_str().unwrap(),
+            "--track",
+            "-o",
+            svg.to_str().unwrap(),
+        ]);
         let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
-        for axis in ["longitude [deg]", "latitude [deg]", "altitude [m]", "altitude profile"] {
-            assert!(texts.iter().any(|t| t == axis), "{}: no {axis:?}", tape.display());
+        for axis in [
+            "longitude [deg]",
+            "latitude [deg]",
+            "altitude [m]",
+            "altitude profile",
+        ] {
+            assert!(
+                texts.iter().any(|t| t == axis),
+                "{}: no {axis:?}",
+                tape.display()
+            );
         }
     }
     let out = recfmt(&["plot", "x.log", "-o", "picture.jpg"]);

@@ -35,7 +35,11 @@ pub fn bench_plot(args: &[String]) -> Result<()> {
     let mut report = Vec::new();
     let runs: [(&str, &[&str], &str); 2] = [
         ("overview", &[], "overview.png"),
-        ("signals", &["--signal", "REC_NAV_SOLUTION.*"], "signals.png"),
+        (
+            "signals",
+            &["--signal", "REC_NAV_SOLUTION.*"],
+            "signals.png",
+        ),
     ];
     for (name, extra, file) in runs {
         let rss_file = data.join("peak-rss");

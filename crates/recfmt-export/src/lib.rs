@@ -86,9 +86,9 @@ mod error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
 pub mod json;
+mod mapping;
 #[cfg(feature = "mcap")]
 pub mod mcap;
-mod mapping;
 mod merge;
 mod pending;
 mod select;

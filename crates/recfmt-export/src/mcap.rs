@@ -299,8 +299,11 @@ impl Scene {
             ));
         };
         let rotation = spec.rotation_deg.as_ref().and_then(find);
-        let schema_id =
-            writer.add_schema("foxglove.SceneUpdate", "jsonschema", SCENE_UPDATE_SCHEMA.as_bytes())?;
+        let schema_id = writer.add_schema(
+            "foxglove.SceneUpdate",
+            "jsonschema",
+            SCENE_UPDATE_SCHEMA.as_bytes(),
+        )?;
         let mut metadata = Metadata::new();
         metadata.insert("recfmt.stream".into(), desc.name.clone());
         let channel = writer.add_channel(schema_id, &spec.topic, "json", &metadata)?;
@@ -319,7 +322,12 @@ impl Scene {
         }))
     }
 
-    fn push(&mut self, values: &[Value], time: u64, writer: &mut McapWriter) -> Result<(), ::mcap::McapError> {
+    fn push(
+        &mut self,
+        values: &[Value],
+        time: u64,
+        writer: &mut McapWriter,
+    ) -> Result<(), ::mcap::McapError> {
         if self.tick.is_some_and(|t| t != time) {
             self.flush(writer)?;
         }
@@ -436,6 +444,9 @@ mod tests {
     fn log_times_before_zero_are_refused() {
         assert_eq!(log_time(1.5, 0), Some(1_500_000_000));
         assert_eq!(log_time(-1.0, 0), None);
-        assert_eq!(log_time(0.25, 1_000_000_000_000_000_000), Some(1_000_000_000_250_000_000));
+        assert_eq!(
+            log_time(0.25, 1_000_000_000_000_000_000),
+            Some(1_000_000_000_250_000_000)
+        );
     }
 }

@@ -101,7 +101,10 @@ fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>)
         .filter_map(|s| s.reduced.bounds())
         .collect();
     let data_x0 = bounds.iter().map(|b| b.0.0).fold(f64::INFINITY, f64::min);
-    let data_x1 = bounds.iter().map(|b| b.0.1).fold(f64::NEG_INFINITY, f64::max);
+    let data_x1 = bounds
+        .iter()
+        .map(|b| b.0.1)
+        .fold(f64::NEG_INFINITY, f64::max);
     let (mut x0, mut x1) = (data_x0, data_x1);
     if let Some((a, b)) = plot.range {
         if a.is_finite() {
@@ -111,7 +114,7 @@ fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>)
             x1 = b;
         }
     }
-    if !(x1 > x0) {
+    if x1 <= x0 || !(x0.is_finite() && x1.is_finite()) {
         (x0, x1) = padded(x0, x1);
     }
     let areas = root.split_evenly((plot.panels.len().max(1), 1));
@@ -191,9 +194,16 @@ fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> 
         .map_err(drawing)?;
     let bounds: Vec<_> = o.lanes.iter().filter_map(|l| l.times.bounds()).collect();
     let x0 = bounds.iter().map(|b| b.0.0).fold(f64::INFINITY, f64::min);
-    let x1 = bounds.iter().map(|b| b.0.1).fold(f64::NEG_INFINITY, f64::max);
+    let x1 = bounds
+        .iter()
+        .map(|b| b.0.1)
+        .fold(f64::NEG_INFINITY, f64::max);
     let (t0, t1) = (x0, x1);
-    let bin = if t1 > t0 { (t1 - t0) / OVERVIEW_BINS as f64 } else { 1.0 };
+    let bin = if t1 > t0 {
+        (t1 - t0) / OVERVIEW_BINS as f64
+    } else {
+        1.0
+    };
     let (x0, x1) = padded(x0, x1);
     let n = o.lanes.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&root)
@@ -227,11 +237,20 @@ fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> 
         let peak = counts.iter().copied().max().unwrap_or(0) as f64;
         if peak > 0.0 {
             chart
-                .draw_series(counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| {
-                    let start = t0 + i as f64 * bin;
-                    let h = 0.05 + 0.55 * c as f64 / peak;
-                    Rectangle::new([(start, base + 0.05), (start + bin, base + h)], color(lane_color).filled())
-                }))
+                .draw_series(
+                    counts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| **c > 0)
+                        .map(|(i, &c)| {
+                            let start = t0 + i as f64 * bin;
+                            let h = 0.05 + 0.55 * c as f64 / peak;
+                            Rectangle::new(
+                                [(start, base + 0.05), (start + bin, base + h)],
+                                color(lane_color).filled(),
+                            )
+                        }),
+                )
                 .map_err(drawing)?;
         }
         let width = bin;
@@ -295,17 +314,22 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
         (root.clone(), None)
     };
     let points = || m.tracks.iter().flat_map(|t| &t.points);
-    let fold = |f: fn(&(f64, f64, f64, Option<f64>)) -> f64| {
-        points().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        })
+    let fold = |f: fn(&crate::tracks::TrackPoint) -> f64| {
+        points()
+            .map(f)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            })
     };
     let (mut x0, mut x1) = padded(fold(|p| p.1).0, fold(|p| p.1).1);
     let (mut y0, mut y1) = padded(fold(|p| p.2).0, fold(|p| p.2).1);
     // One unit across as long as one unit up (for longitude, one degree is shorter by the
     // cosine of the latitude).
     let (w, h) = top.dim_in_pixel();
-    let (pw, ph) = (f64::from(w.saturating_sub(110).max(10)), f64::from(h.saturating_sub(80).max(10)));
+    let (pw, ph) = (
+        f64::from(w.saturating_sub(110).max(10)),
+        f64::from(h.saturating_sub(80).max(10)),
+    );
     let stretch = if m.geographic {
         ((y0 + y1) / 2.0).to_radians().cos().abs().max(0.05)
     } else {
@@ -343,9 +367,9 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
             .draw_series(LineSeries::new(xy.iter().copied(), c.stroke_width(2)))
             .map_err(drawing)?;
         if legend {
-            drawn
-                .label(&track.name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+            drawn.label(&track.name).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+            });
         }
         // Where the track starts.
         chart

@@ -48,8 +48,10 @@ use std::path::{Path, PathBuf};
 
 pub use overview::{Overview, StreamLane, overview};
 pub use reduce::{Bucket, Point, Reducer};
-pub use signals::{Panel, Panels, Series, SignalOptions, SignalPlot, plot_signals};
-pub use tracks::{MapTrack, TrackMap, xy_tracks};
+pub use signals::{
+    MAX_ELEMENTS, MAX_ENTITIES, Panel, Panels, Series, SignalOptions, SignalPlot, plot_signals,
+};
+pub use tracks::{MAX_TRACK_POINTS, MapTrack, TrackMap, TrackPoint, xy_tracks};
 
 /// What went wrong while reading or drawing.
 #[derive(Debug, thiserror::Error)]
@@ -173,10 +175,15 @@ pub fn series_color(i: usize) -> (u8, u8, u8) {
 
 /// A title for a recording: its file name and format.
 pub fn title_for(path: &Path, reader: &dyn recfmt_core::RecordingReader) -> String {
-    let name = path
-        .file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    format!("{name} ({}, {})", reader.format().name, reader.header().version)
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    format!(
+        "{name} ({}, {})",
+        reader.format().name,
+        reader.header().version
+    )
 }
 
 /// A value of column element `i` as `f64` (booleans as 0 and 1); `None` for text and bytes.

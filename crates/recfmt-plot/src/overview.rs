@@ -71,9 +71,12 @@ pub fn overview(reader: &mut dyn RecordingReader, title: &str) -> Result<crate::
             times: Reducer::default(),
         })
         .collect();
-    let batches = BatchSet::with_columns(&schema, 65_536, |_| true, |s, c| {
-        c == schema.streams[s].time
-    });
+    let batches = BatchSet::with_columns(
+        &schema,
+        65_536,
+        |_| true,
+        |s, c| c == schema.streams[s].time,
+    );
     for_each_batch(reader, batches, &mut |batch| {
         let lane = &mut lanes[batch.stream()];
         lane.rows += batch.rows() as u64;

@@ -195,14 +195,13 @@ impl Reducer {
     pub fn bounds(&self) -> Option<((f64, f64), (f64, f64))> {
         let mut buckets = self.buckets().map(|(_, b)| b);
         let first = *buckets.next()?;
-        let b = buckets.fold(first, |a, b| {
-            Bucket::merge(Some(a), Some(*b)).unwrap_or(a)
-        });
+        let b = buckets.fold(first, |a, b| Bucket::merge(Some(a), Some(*b)).unwrap_or(a));
         Some(((b.first.0, b.last.0), (b.min.1, b.max.1)))
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests may unwrap
 mod tests {
     use super::*;
 

@@ -114,7 +114,10 @@ pub fn plot_signals(
             if i == desc.time || Some(i) == desc.entity {
                 continue;
             }
-            if matches!(sig.dtype, recfmt_core::DType::Str | recfmt_core::DType::Bytes) {
+            if matches!(
+                sig.dtype,
+                recfmt_core::DType::Str | recfmt_core::DType::Bytes
+            ) {
                 continue;
             }
             match (&sig.shape, sig.shape.element_count()) {
@@ -234,7 +237,9 @@ pub fn plot_signals(
                     y_label: String::new(),
                     series: Vec::new(),
                 });
-                panels.last_mut().ok_or_else(|| Error::Invalid("no panel".into()))?
+                panels
+                    .last_mut()
+                    .ok_or_else(|| Error::Invalid("no panel".into()))?
             }
         };
         panel.series.push(Series {
@@ -255,7 +260,9 @@ pub fn plot_signals(
         Some(epoch) => format!("time [s] since {epoch}"),
         None => "time [s]".to_owned(),
     };
-    let range = reader.resolved_range().filter(|_| !options.range.is_empty());
+    let range = reader
+        .resolved_range()
+        .filter(|_| !options.range.is_empty());
     Ok(crate::Figure::Signals(SignalPlot {
         title: options.title.clone(),
         x_label,
@@ -271,10 +278,7 @@ pub fn plot_signals(
 fn y_label(series: &[Series]) -> String {
     let mut names: Vec<String> = Vec::new();
     for s in series {
-        let name = s
-            .label
-            .split_once('.')
-            .map_or(s.label.as_str(), |(_, n)| n);
+        let name = s.label.split_once('.').map_or(s.label.as_str(), |(_, n)| n);
         let name = name.split(" (").next().unwrap_or(name).to_owned();
         if !names.contains(&name) {
             names.push(name);

@@ -11,13 +11,16 @@ use crate::{Error, Result, element_f64, for_each_batch};
 /// memory stays bounded.
 pub const MAX_TRACK_POINTS: usize = 20_000;
 
+/// `(time s, x, y, altitude)`.
+pub type TrackPoint = (f64, f64, f64, Option<f64>);
+
 /// One track.
 #[derive(Debug, Clone, Default)]
 pub struct MapTrack {
     /// Legend text (`id 42`, a callsign, ...).
     pub name: String,
     /// `(time s, x, y, altitude)` points in time order.
-    pub points: Vec<(f64, f64, f64, Option<f64>)>,
+    pub points: Vec<TrackPoint>,
     /// Every how many input points one is kept.
     stride: usize,
     seen: usize,
@@ -95,10 +98,15 @@ pub fn xy_tracks(
     let (x, y) = (column(axes.0)?, column(axes.1)?);
     let z = axes.2.map(column).transpose()?;
     let entity = desc.entity;
-    let entity_name = entity.map_or("", |e| desc.signals[e].name.as_str()).to_owned();
-    let batches = BatchSet::with_columns(&schema, 65_536, |i| i == s, |_, c| {
-        c == desc.time || c == x || c == y || Some(c) == z || Some(c) == entity
-    });
+    let entity_name = entity
+        .map_or("", |e| desc.signals[e].name.as_str())
+        .to_owned();
+    let batches = BatchSet::with_columns(
+        &schema,
+        65_536,
+        |i| i == s,
+        |_, c| c == desc.time || c == x || c == y || Some(c) == z || Some(c) == entity,
+    );
     let mut tracks: BTreeMap<i128, MapTrack> = BTreeMap::new();
     for_each_batch(reader, batches, &mut |batch| {
         let times = batch.times(desc);
@@ -123,7 +131,12 @@ pub fn xy_tracks(
                     stream.to_owned()
                 })
             });
-            track.push(t, px * scale, py * scale, z.and_then(value).map(|v| v * scale));
+            track.push(
+                t,
+                px * scale,
+                py * scale,
+                z.and_then(value).map(|v| v * scale),
+            );
         }
         Ok(())
     })?;

@@ -2,6 +2,8 @@
 //! lies where its values put it, a short spike in a long series survives the reduction, and
 //! the SVG's axis text names the signal and its unit.
 
+#![allow(clippy::unwrap_used)] // tests may unwrap
+
 use recfmt_core::{
     DType, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Schema, SignalDesc,
     StreamDesc, TimeBase, Value,
@@ -49,7 +51,11 @@ impl RecordingReader for Memory {
 }
 
 fn memory(rows: Vec<(f64, f64)>) -> Box<Memory> {
-    let mut nav = StreamDesc::new("NAV", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
+    let mut nav = StreamDesc::new(
+        "NAV",
+        SignalDesc::scalar("t", DType::F64),
+        TimeBase::SECONDS,
+    );
     nav.signals
         .push(SignalDesc::scalar("x", DType::F64).with_unit("m"));
     Box::new(Memory {
@@ -57,9 +63,7 @@ fn memory(rows: Vec<(f64, f64)>) -> Box<Memory> {
             format: "memory",
             ..Header::default()
         },
-        schema: Schema {
-            streams: vec![nav],
-        },
+        schema: Schema { streams: vec![nav] },
         rows,
         next: 0,
         integrity: Integrity::default(),
@@ -150,7 +154,11 @@ fn a_known_sine_lies_where_its_values_put_it() {
     let quarter = x0 as f64 + (x1 - x0) as f64 * 0.25;
     let three_quarters = x0 as f64 + (x1 - x0) as f64 * 0.75;
     assert!((at(top) - quarter).abs() < 4.0, "peak at x={}", at(top));
-    assert!((at(bottom) - three_quarters).abs() < 4.0, "trough at x={}", at(bottom));
+    assert!(
+        (at(bottom) - three_quarters).abs() < 4.0,
+        "trough at x={}",
+        at(bottom)
+    );
     // Every line pixel is on the curve, and every column has the curve.
     let expected = |x: i64| {
         let t = (x - x0) as f64 / (x1 - x0) as f64 * 10.0;
@@ -185,24 +193,36 @@ fn a_short_spike_in_a_long_series_is_drawn() {
     let pixels = series_pixels(w, h, &rgb);
     let top = pixels.iter().map(|p| p.1).min().unwrap();
     let bottom = pixels.iter().map(|p| p.1).max().unwrap();
-    assert!(bottom - top > 150, "the spike is missing: rows {top}..{bottom}");
+    assert!(
+        bottom - top > 150,
+        "the spike is missing: rows {top}..{bottom}"
+    );
     let (x0, x1) = (
         pixels.iter().map(|p| p.0).min().unwrap(),
         pixels.iter().map(|p| p.0).max().unwrap(),
     );
     let spike_x = pixels.iter().find(|p| p.1 == top).unwrap().0;
     let expected = x0 as f64 + (x1 - x0) as f64 * (123.4567 / 199.9999);
-    assert!((spike_x as f64 - expected).abs() <= 2.0, "spike at {spike_x}, expected {expected:.1}");
+    assert!(
+        (spike_x as f64 - expected).abs() <= 2.0,
+        "spike at {spike_x}, expected {expected:.1}"
+    );
 }
 
 #[test]
 fn svg_axis_text_names_the_signal_and_unit() {
-    let rows = (0..100).map(|i| (f64::from(i), f64::from(i).sin())).collect();
-    let svg = String::from_utf8(figure(rows).render(ImageKind::Svg, 640, Some(320)).unwrap()).unwrap();
+    let rows = (0..100)
+        .map(|i| (f64::from(i), f64::from(i).sin()))
+        .collect();
+    let svg =
+        String::from_utf8(figure(rows).render(ImageKind::Svg, 640, Some(320)).unwrap()).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
     assert!(svg.contains(r#"width="640""#) && svg.contains(r#"height="320""#));
     let texts = svg_texts(&svg);
-    assert!(texts.iter().any(|t| t == "x [m]"), "no y axis text in {texts:?}");
+    assert!(
+        texts.iter().any(|t| t == "x [m]"),
+        "no y axis text in {texts:?}"
+    );
     assert!(texts.iter().any(|t| t == "time [s]"), "no x axis text");
     assert!(texts.iter().any(|t| t == "sine test"), "no title");
 }
@@ -214,9 +234,20 @@ fn the_overview_shows_each_stream_and_where_a_truncated_file_ends() {
     let figure = recfmt_plot::overview(reader.as_mut(), "cut").unwrap();
     let svg = String::from_utf8(figure.render(ImageKind::Svg, 800, None).unwrap()).unwrap();
     let texts = svg_texts(&svg);
-    assert!(texts.iter().any(|t| t == "NAV: 500 rows, 100.000 Hz"), "{texts:?}");
-    assert!(texts.iter().any(|t| t == "file ends: truncated at byte 4096"));
-    assert!(texts.iter().any(|t| t == "cut: 1 streams, truncated, 17 bytes lost"));
+    assert!(
+        texts.iter().any(|t| t == "NAV: 500 rows, 100.000 Hz"),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "file ends: truncated at byte 4096")
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "cut: 1 streams, truncated, 17 bytes lost")
+    );
     let (w, h, _) = decode(&figure.render(ImageKind::Png, 800, Some(240)).unwrap());
     assert_eq!((w, h), (800, 240));
 }

@@ -2,10 +2,10 @@
 //! `export-mcap` for MCAP scenes): the format crates stay free of plotting, and
 //! [`recfmt_plot`] and [`recfmt_export`] free of formats.
 
-#[cfg(feature = "plot")]
+#[cfg(all(feature = "plot", feature = "carla"))]
 use std::path::Path;
 
-#[cfg(feature = "plot")]
+#[cfg(all(feature = "plot", feature = "fgtape"))]
 use recfmt_core::RecordingReader;
 
 /// CARLA actor tracks seen from above (the `position` stream, centimetres shown as metres),
@@ -30,11 +30,15 @@ pub fn carla_map(
         .get("map")
         .cloned()
         .unwrap_or_default();
-    let title = format!("{}: actor tracks{}", file_name(path), if map.is_empty() {
-        String::new()
-    } else {
-        format!(" on {map}")
-    });
+    let title = format!(
+        "{}: actor tracks{}",
+        file_name(path),
+        if map.is_empty() {
+            String::new()
+        } else {
+            format!(" on {map}")
+        }
+    );
     let tracks = recfmt_plot::xy_tracks(reader.as_mut(), "position", ("x", "y", None), 0.01)?;
     if tracks.is_empty() {
         return Err(recfmt_plot::Error::Invalid(format!(
@@ -88,7 +92,7 @@ pub fn ground_track(
     }))
 }
 
-#[cfg(feature = "plot")]
+#[cfg(all(feature = "plot", feature = "carla"))]
 fn file_name(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),

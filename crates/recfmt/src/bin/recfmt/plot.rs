@@ -100,7 +100,8 @@ pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     };
     let reading = || format!("reading {}", args.path.display());
     if args.track {
-        let figure = recfmt::pictures::ground_track(reader.as_mut(), &title).with_context(reading)?;
+        let figure =
+            recfmt::pictures::ground_track(reader.as_mut(), &title).with_context(reading)?;
         write(&figure, &args.output, args.width, args.height)?;
         return Ok(finish(reader.integrity()));
     }
