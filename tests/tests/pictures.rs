@@ -315,6 +315,28 @@ fn carla_map_and_flightgear_ground_track() {
             );
         }
     }
+    let not_carla = fixture("usvlog/all_types");
+    let out = recfmt(&[
+        "carla",
+        "map",
+        not_carla.to_str().unwrap(),
+        "-o",
+        work.path().join("m.svg").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a CARLA recorder log (this is usvlog)")
+    );
+    let out = recfmt(&[
+        "plot",
+        not_carla.to_str().unwrap(),
+        "--signal",
+        "nosuch",
+        "-o",
+        work.path().join("n.svg").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!work.path().join("n.svg").exists() && !work.path().join(".n.svg.partial").exists());
     let out = recfmt(&["plot", "x.log", "-o", "picture.jpg"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains(".svg or .png"));

@@ -49,7 +49,8 @@ use std::path::{Path, PathBuf};
 pub use overview::{Overview, StreamLane, overview};
 pub use reduce::{Bucket, Point, Reducer};
 pub use signals::{
-    MAX_ELEMENTS, MAX_ENTITIES, Panel, Panels, Series, SignalOptions, SignalPlot, plot_signals,
+    MAX_ELEMENTS, MAX_ENTITIES, MAX_SERIES, Panel, Panels, Series, SignalOptions, SignalPlot,
+    plot_signals,
 };
 pub use tracks::{MAX_TRACK_POINTS, MapTrack, TrackMap, TrackPoint, xy_tracks};
 

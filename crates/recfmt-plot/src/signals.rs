@@ -39,6 +39,10 @@ pub const MAX_ENTITIES: usize = 16;
 /// would be unreadable).
 pub const MAX_ELEMENTS: usize = 16;
 
+/// Lines drawn at most: each keeps [`Reducer::BUCKETS`] buckets (about 300 KB), and more
+/// lines than this are unreadable anyway (and counted in [`SignalPlot::notes`]).
+pub const MAX_SERIES: usize = 64;
+
 /// One line of a plot.
 #[derive(Debug, Clone)]
 pub struct Series {
@@ -152,6 +156,7 @@ pub fn plot_signals(
     let mut series: BTreeMap<SeriesKey, Reducer> = BTreeMap::new();
     let mut entities: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     let mut dropped_entities: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    let mut dropped_series: BTreeMap<(usize, usize), u64> = BTreeMap::new();
     for_each_batch(&mut reader, batches, &mut |batch| {
         let s = batch.stream();
         let desc = &schema.streams[s];
@@ -184,6 +189,10 @@ pub fn plot_signals(
                         r.push(t, v);
                         continue;
                     }
+                    if series.len() >= MAX_SERIES {
+                        *dropped_series.entry((s, signal)).or_default() += 1;
+                        continue;
+                    }
                     let seen = entities.entry((s, signal)).or_default();
                     if entity.is_some() && *seen >= MAX_ENTITIES * width {
                         *dropped_entities.entry((s, signal)).or_default() += 1;
@@ -200,6 +209,14 @@ pub fn plot_signals(
         let desc = &schema.streams[s];
         notes.push(format!(
             "{}.{}: only the first {MAX_ENTITIES} entities are drawn ({rows} values of others left out); choose fewer with --signal",
+            desc.name, desc.signals[signal].name
+        ));
+    }
+
+    for ((s, signal), values) in dropped_series {
+        let desc = &schema.streams[s];
+        notes.push(format!(
+            "{}.{}: not drawn, more than {MAX_SERIES} lines already ({values} values left out); choose fewer with --signal",
             desc.name, desc.signals[signal].name
         ));
     }

@@ -23,7 +23,15 @@ pub fn carla_map(
     path: &Path,
     options: &recfmt_core::ReadOptions,
 ) -> Result<recfmt_plot::Figure, recfmt_plot::Error> {
-    let mut reader = crate::default_registry().open_path(path, Some("carla"), options)?;
+    let registry = crate::default_registry();
+    let detected = registry.detect_path(path)?.info.id;
+    if detected != "carla" {
+        return Err(recfmt_plot::Error::Invalid(format!(
+            "{}: not a CARLA recorder log (this is {detected})",
+            path.display()
+        )));
+    }
+    let mut reader = registry.open_path(path, Some("carla"), options)?;
     let map = reader
         .header()
         .metadata
