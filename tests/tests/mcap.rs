@@ -162,3 +162,61 @@ print(json.dumps({"topics": sorted(c.topic for c in s.channels.values()),
     assert!(kept > 0 && kept < total, "{kept} of {total}");
     assert!(got["range"].as_str().unwrap().contains("+0.05s"));
 }
+
+#[test]
+fn mcap_carries_the_provenance_keys_of_a_parquet_export() {
+    let Some(python) = python_with(&["mcap", "pyarrow"]) else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let session = fixture("usvlog/all_types");
+    let mcap_file = work.path().join("all.mcap");
+    let parquet_dir = work.path().join("parquet");
+    for (to, out) in [("mcap", &mcap_file), ("parquet", &parquet_dir)] {
+        let convert = recfmt(&[
+            "convert",
+            session.to_str().unwrap(),
+            "--to",
+            to,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            convert.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&convert.stderr)
+        );
+    }
+    // The provenance record plus a channel's metadata hold exactly the keys and values of
+    // the same stream's Parquet schema metadata (source path aside, it is the same input).
+    let script = r#"
+import json, sys
+import pyarrow.parquet as pq
+from mcap.reader import make_reader
+r = make_reader(open(sys.argv[1], "rb"))
+s = r.get_summary()
+prov = {m.name: dict(m.metadata) for m in r.iter_metadata()}["recfmt.provenance"]
+channel = next(c for c in s.channels.values() if c.topic == "/REC_NAV_SOLUTION")
+mine = {**prov, **channel.metadata}
+theirs = {k.decode(): v.decode() for k, v in pq.read_schema(sys.argv[2] + "/REC_NAV_SOLUTION.parquet").metadata.items() if not k.startswith(b"ARROW:")}
+print(json.dumps({"mcap": mine, "parquet": theirs}))
+"#;
+    let out = Command::new(python)
+        .args(["-c", script])
+        .arg(&mcap_file)
+        .arg(&parquet_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["mcap"], got["parquet"]);
+    assert_eq!(
+        got["mcap"]["source.sha256"].as_str().map(str::len),
+        Some(64)
+    );
+}
