@@ -153,3 +153,18 @@ pub fn samples(folder: &str, extension: &str) -> Vec<PathBuf> {
     );
     found
 }
+
+/// An input of the hardening review from `../shared/reproducers` (`RECFMT_REPRODUCERS`
+/// overrides). `None` (with a printed reason) when absent; a CI run fails instead.
+pub fn reproducer(name: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("RECFMT_REPRODUCERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/reproducers"));
+    let path = dir.join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(!in_ci(), "CI is set but {} is missing", path.display());
+    eprintln!("skipping: {} not found", path.display());
+    None
+}

@@ -459,3 +459,138 @@ fn validate_against_refuses_an_invalid_schema() {
         stderr(&o)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 1: a non-finite frame time with an absolute time column is bad input, not a panic.
+
+#[test]
+fn non_finite_time_with_an_absolute_time_column_is_an_error_not_a_panic() {
+    for name in ["icarec_nan_time.icarec", "icarus_nan_time.h5"] {
+        let Some(input) = recfmt_tests::reproducer(name) else {
+            return;
+        };
+        for system in ["utc", "tai", "gps"] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("out");
+            let run = recfmt(&[
+                "convert",
+                s(&input),
+                "--to",
+                "csv",
+                "--time-column",
+                system,
+                "-o",
+                s(&out),
+            ]);
+            let err = stderr(&run);
+            assert_eq!(run.status.code(), Some(1), "{name} {system}: {err}");
+            assert!(
+                err.contains("time NaN s has no absolute") && err.contains(name),
+                "{name} {system}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn absolute_instants_of_non_finite_or_absurd_times_are_none() {
+    use recfmt::core::{TimeReference, TimeSystem};
+    let reference = TimeReference::parse(TimeSystem::Utc, Some("2020-01-01T00:00:00Z")).unwrap();
+    for t in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e20] {
+        assert_eq!(reference.to_system(t, TimeSystem::Tai), None, "{t}");
+        assert_eq!(reference.to_rfc3339(t), None, "{t}");
+    }
+    assert!(reference.to_system(1.5, TimeSystem::Gps).is_some());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Items 2 and 3: a raster merge is sized before it starts and refused when absurd.
+
+#[test]
+fn raster_merge_over_an_absurd_time_span_is_refused_before_writing() {
+    for (name, step) in [
+        ("usvlog_time_jump_2e62", "raster:1s"),
+        ("nanover_ts_jump_raster_oom.traj", "raster:0.1s"),
+    ] {
+        let Some(input) = recfmt_tests::reproducer(name) else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let run = recfmt(&[
+            "convert",
+            s(&input),
+            "--merge",
+            step,
+            "--to",
+            "csv",
+            "-o",
+            s(&out),
+        ]);
+        let err = stderr(&run);
+        assert_eq!(run.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains("would write") && err.contains("--max-rows"),
+            "{err}"
+        );
+        assert!(
+            recfmt_tests::list_files(&out).is_empty(),
+            "{name}: nothing may be written: {:?}",
+            recfmt_tests::list_files(&out)
+        );
+    }
+}
+
+#[test]
+fn raster_merge_honours_max_rows_and_counts_rows_exactly() {
+    let input = recfmt_tests::fixture("usvlog/all_types");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // The fixture spans a known time; a raster of it at 10 ms has a known row count.
+    let info = json_of(&recfmt(&["info", s(&input), "--json"]));
+    let (start, end) = (
+        info["time"]["start"].as_f64().unwrap(),
+        info["time"]["end"].as_f64().unwrap(),
+    );
+    let rows = ((end - start) / 0.01 + 1e-9).floor() as u64 + 1;
+    let too_few = (rows - 1).to_string();
+    let run = recfmt(&[
+        "convert",
+        s(&input),
+        "--merge",
+        "raster:10ms",
+        "--max-rows",
+        &too_few,
+        "--to",
+        "csv",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains(&format!("would write {rows} rows")),
+        "{}",
+        stderr(&run)
+    );
+    let enough = rows.to_string();
+    let run = recfmt(&[
+        "convert",
+        s(&input),
+        "--merge",
+        "raster:10ms",
+        "--max-rows",
+        &enough,
+        "--to",
+        "csv",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let csv = std::fs::read_to_string(out.join("merged.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count() as u64,
+        rows + 1,
+        "header plus one line per raster row"
+    );
+}

@@ -50,7 +50,8 @@ pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Regis
 pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};
 pub use time::{
-    TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil, unix_to_rfc3339,
+    MAX_ABSOLUTE_SECONDS, TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil,
+    unix_to_rfc3339,
 };
 pub use value::{ArrayValue, FrameBuf, Value};
 pub use write::RecordingWriter;

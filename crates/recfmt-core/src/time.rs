@@ -124,6 +124,11 @@ impl FromStr for TimeSystem {
     }
 }
 
+/// The largest distance from its epoch, in seconds, at which a recording time still has an
+/// absolute instant: about 300,000 years, well inside what [`Epoch`] represents, and far
+/// beyond any real recording, so a larger value is damage rather than time.
+pub const MAX_ABSOLUTE_SECONDS: f64 = 1e13;
+
 /// How a recording's time column maps onto absolute time.
 ///
 /// Seconds in the recording count from `epoch` in `system`. A MET recording with an epoch
@@ -161,8 +166,13 @@ impl TimeReference {
         Ok(TimeReference { system, epoch })
     }
 
-    /// The absolute instant of recording time `seconds`, when an epoch is known.
+    /// The absolute instant of recording time `seconds`, when an epoch is known and the time
+    /// is representable: a NaN, infinite or absurd time (beyond [`MAX_ABSOLUTE_SECONDS`] from
+    /// the epoch) has no instant.
     pub fn instant(&self, seconds: f64) -> Option<Epoch> {
+        if !seconds.is_finite() || seconds.abs() > MAX_ABSOLUTE_SECONDS {
+            return None;
+        }
         self.epoch.map(|e| e + seconds * Unit::Second)
     }
 

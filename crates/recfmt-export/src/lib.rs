@@ -107,7 +107,10 @@ pub use mapping::{
     DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
 };
 
-pub use merge::{Alignment, MERGED_STREAM, MergedReader, OpenReader, count_rows};
+pub use merge::{
+    Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
+    count_rows, raster_rows,
+};
 pub use pending::PendingMetadata;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
 

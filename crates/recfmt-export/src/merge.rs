@@ -70,6 +70,72 @@ pub const MERGED_STREAM: &str = "merged";
 /// Opens a fresh reader over the same recording (with the same selection applied).
 pub type OpenReader<'a> = dyn FnMut() -> Result<Box<dyn RecordingReader>> + 'a;
 
+/// Rows a raster merge may hold when the caller sets no limit: a billion-row table is
+/// already far beyond what the tools that read these tables hold, and a larger raster comes
+/// from a damaged time (one record at 2^62 µs) or a mistyped step, not from a real recording.
+pub const RASTER_DEFAULT_MAX_ROWS: u64 = 100_000_000;
+
+/// The rows a raster merge at `step` seconds would write: one per step from the earliest first
+/// sample to the latest last sample of any stream, found in one pass over `reader`.
+///
+/// A time that is NaN or infinite is an error (it has no place on a raster), as is a step
+/// that is not a positive finite number.
+pub fn raster_rows(reader: &mut dyn RecordingReader, step: f64) -> Result<u64> {
+    if !(step.is_finite() && step > 0.0) {
+        return Err(Error::invalid(format!(
+            "raster step {step} s must be a positive finite duration"
+        )));
+    }
+    let streams = reader.schema().streams.clone();
+    let mut rows = vec![0u64; streams.len()];
+    let mut span: Option<(f64, f64)> = None;
+    let mut frame = FrameBuf::default();
+    while reader.read_frame(&mut frame)? {
+        let Some(desc) = streams.get(frame.stream) else {
+            continue;
+        };
+        let row = rows[frame.stream];
+        rows[frame.stream] += 1;
+        let Some(t) = frame.time_seconds(desc) else {
+            continue;
+        };
+        if !t.is_finite() {
+            return Err(Error::invalid(format!(
+                "stream {} row {row}: time {t} s cannot be placed on a raster (expected a finite time)",
+                desc.name
+            )));
+        }
+        span = Some(span.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
+    }
+    Ok(span.map_or(0, |(lo, hi)| {
+        let steps = ((hi - lo) / step).floor();
+        // Saturates: a span of 2^62 µs at 1 ns is still a number to compare with a limit.
+        if steps >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            steps as u64 + 1
+        }
+    }))
+}
+
+/// Refuses a raster merge of `rows` rows above `max_rows` (or [`RASTER_DEFAULT_MAX_ROWS`]
+/// when none is given), with the time span it comes from, before anything is written.
+pub fn check_raster_rows(rows: u64, step: f64, max_rows: Option<u64>) -> Result<()> {
+    let limit = max_rows.unwrap_or(RASTER_DEFAULT_MAX_ROWS);
+    if rows > limit {
+        let given = if max_rows.is_some() {
+            "--max-rows"
+        } else {
+            "the default limit (raise it with --max-rows)"
+        };
+        return Err(Error::invalid(format!(
+            "a raster of {step} s over this recording's time span ({} s) would write {rows} rows, more than {limit} allowed by {given}; check the recording's times or use a coarser step",
+            rows.saturating_sub(1) as f64 * step
+        )));
+    }
+    Ok(())
+}
+
 /// Counts rows per stream in one pass: what a union of timestamps can grow to at most.
 pub fn count_rows(reader: &mut dyn RecordingReader) -> Result<Vec<u64>> {
     let mut counts = vec![0u64; reader.schema().streams.len()];
@@ -115,6 +181,12 @@ impl Cursor {
                     self.desc.name
                 ))
             })?;
+            if !t.is_finite() {
+                return Err(Error::invalid(format!(
+                    "stream {} row {}: time {t} s cannot be merged (expected a finite time)",
+                    self.desc.name, self.rows
+                )));
+            }
             if let Some(p) = self.prev_t
                 && t < p
             {
@@ -153,8 +225,25 @@ impl std::fmt::Debug for MergedReader {
 }
 
 impl MergedReader {
-    /// Opens one reader per stream through `open` and merges them.
+    /// Opens one reader per stream through `open` and merges them. A raster is checked
+    /// first against [`RASTER_DEFAULT_MAX_ROWS`] (see [`MergedReader::with_max_rows`]).
     pub fn new(open: &mut OpenReader<'_>, alignment: Alignment) -> Result<Self> {
+        Self::with_max_rows(open, alignment, None)
+    }
+
+    /// As [`MergedReader::new`], with the row limit of a raster merge: one pass over the
+    /// recording finds its time span, and a raster that would exceed `max_rows` (default
+    /// [`RASTER_DEFAULT_MAX_ROWS`]) or meets a non-finite time is refused before any row is
+    /// produced.
+    pub fn with_max_rows(
+        open: &mut OpenReader<'_>,
+        alignment: Alignment,
+        max_rows: Option<u64>,
+    ) -> Result<Self> {
+        if let Alignment::Raster(step) = alignment {
+            let rows = raster_rows(open()?.as_mut(), step)?;
+            check_raster_rows(rows, step, max_rows)?;
+        }
         let first = open()?;
         let header = first.header().clone();
         let format = first.format();

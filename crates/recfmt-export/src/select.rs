@@ -7,8 +7,9 @@
 use std::fmt;
 
 use recfmt_core::{
-    BatchSet, ColumnBuf, DType, Error, FormatInfo, FrameBuf, Header, Integrity, RecordingReader,
-    Result, Schema, SignalDesc, StreamBatch, StreamDesc, TimeSystem, Value,
+    BatchSet, ColumnBuf, DType, Error, FormatInfo, FrameBuf, Header, Integrity,
+    MAX_ABSOLUTE_SECONDS, RecordingReader, Result, Schema, SignalDesc, StreamBatch, StreamDesc,
+    TimeReference, TimeSystem, Value,
 };
 
 /// A name pattern: exact, glob (`*`, `?`, `[...]`) or regex (`re:` prefix).
@@ -414,9 +415,9 @@ impl<R: RecordingReader> SelectedReader<R> {
     }
 
     /// Copies the kept values of `src` (a row of the inner reader) into `dst`.
-    fn project(&self, src: &FrameBuf, dst: &mut FrameBuf) {
+    fn project(&self, src: &FrameBuf, dst: &mut FrameBuf) -> Result<()> {
         let Some(Some(m)) = self.map.get(src.stream) else {
-            return;
+            return Ok(());
         };
         let desc = &self.schema.streams[m.out];
         dst.reset(m.out, desc.signals.len());
@@ -426,12 +427,10 @@ impl<R: RecordingReader> SelectedReader<R> {
             }
         }
         if let Some((system, reference)) = &self.absolute {
-            let t = src
-                .time_seconds(&self.inner.schema().streams[src.stream])
-                .and_then(|t| reference.to_system(t, *system));
-            dst.values[desc.signals.len() - 1] =
-                t.map_or(Value::Null, |s| Value::Int((s * 1e9).round() as i64));
+            let t = src.time_seconds(&self.inner.schema().streams[src.stream]);
+            dst.values[desc.signals.len() - 1] = absolute_ns(&desc.name, reference, *system, t)?;
         }
+        Ok(())
     }
 
     /// True when batches can be selected column by column: no `--carry-last` (its rows go
@@ -476,9 +475,7 @@ impl<R: RecordingReader> SelectedReader<R> {
         {
             let mut column = ColumnBuf::new(signal, rows);
             for (r, t) in times.iter().enumerate() {
-                let ns = t
-                    .and_then(|t| reference.to_system(t, *system))
-                    .map_or(Value::Null, |s| Value::Int((s * 1e9).round() as i64));
+                let ns = absolute_ns(&desc.name, reference, *system, *t)?;
                 column
                     .push_value(&ns, r)
                     .map_err(|e| Error::invalid(format!("{}: {e}", signal.name)))?;
@@ -530,7 +527,7 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
     fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
         loop {
             if let Some(row) = self.pending.pop() {
-                self.project(&row, dst);
+                self.project(&row, dst)?;
                 return Ok(true);
             }
             let mut src = std::mem::take(&mut self.scratch);
@@ -547,7 +544,7 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
                 continue;
             }
             if self.range.is_empty() {
-                self.project(&src, dst);
+                self.project(&src, dst)?;
                 self.scratch = src;
                 return Ok(true);
             }
@@ -580,7 +577,7 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
                 self.scratch = src;
                 continue;
             }
-            self.project(&src, dst);
+            self.project(&src, dst)?;
             self.scratch = src;
             return Ok(true);
         }
@@ -631,5 +628,27 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
 
     fn progress(&self) -> (u64, Option<u64>) {
         self.inner.progress()
+    }
+}
+
+/// The absolute time column's value for recording time `t` (nanoseconds since 1970 in
+/// `system`). A row without a time has none; a NaN, infinite or absurd time is damaged input
+/// and an error, not a silent gap.
+fn absolute_ns(
+    stream: &str,
+    reference: &TimeReference,
+    system: TimeSystem,
+    t: Option<f64>,
+) -> Result<Value> {
+    let Some(t) = t else {
+        return Ok(Value::Null);
+    };
+    match reference.to_system(t, system) {
+        Some(s) => Ok(Value::Int((s * 1e9).round() as i64)),
+        None if reference.epoch.is_none() => Ok(Value::Null),
+        None => Err(Error::invalid(format!(
+            "stream {stream:?}: time {t} s has no absolute {system} instant \
+             (expected a finite time within {MAX_ABSOLUTE_SECONDS:e} s of the recording's epoch)"
+        ))),
     }
 }

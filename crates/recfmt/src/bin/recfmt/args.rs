@@ -207,7 +207,8 @@ pub struct ConvertArgs {
     /// `raster:STEP` (e.g. `raster:10ms`).
     #[arg(long, alias = "align", value_name = "RULE")]
     pub merge: Option<String>,
-    /// With `--merge union`, refuse when the merged table could exceed this many rows.
+    /// With `--merge union` or `raster:STEP`, refuse when the merged table could exceed this
+    /// many rows (a raster is refused above 100 M rows unless this says otherwise).
     #[arg(long, value_name = "N")]
     pub max_rows: Option<u64>,
     /// Widen float32 signals to float64.

@@ -347,7 +347,11 @@ fn convert_one(
             }
         }
         let mut open_fn = open_selected;
-        reader = Box::new(MergedReader::new(&mut open_fn, alignment)?);
+        reader = Box::new(MergedReader::with_max_rows(
+            &mut open_fn,
+            alignment,
+            args.max_rows,
+        )?);
     }
 
     if let Some(format) = args.to.recording_format() {
