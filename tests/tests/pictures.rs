@@ -341,3 +341,35 @@ fn carla_map_and_flightgear_ground_track() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains(".svg or .png"));
 }
+
+#[test]
+fn cut_recordings_plot_and_convert_to_mcap_without_panicking() {
+    let work = tempfile::tempdir().unwrap();
+    let mut inputs = samples("carla", "log");
+    inputs.extend(samples("fgtape", "fgtape"));
+    for input in inputs.into_iter().take(3) {
+        let bytes = std::fs::read(&input).unwrap();
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        for cut in [17, bytes.len() / 3, bytes.len() - 5] {
+            let path = work.path().join(format!("cut-{cut}-{name}"));
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let p = path.to_str().unwrap();
+            let svg = work.path().join("cut.svg");
+            let mcap = work.path().join("cut.mcap");
+            let runs: [Vec<&str>; 3] = [
+                vec!["plot", p, "-o", svg.to_str().unwrap()],
+                vec!["plot", p, "--signal", "*", "-o", svg.to_str().unwrap()],
+                vec!["convert", p, "--to", "mcap", "-o", mcap.to_str().unwrap()],
+            ];
+            for args in runs {
+                let out = recfmt(&args);
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    matches!(out.status.code(), Some(0 | 1 | 3)) && !stderr.contains("panicked"),
+                    "recfmt {args:?}: {:?}\n{stderr}",
+                    out.status.code()
+                );
+            }
+        }
+    }
+}
