@@ -142,3 +142,23 @@ pub fn xy_tracks(
     })?;
     Ok(tracks.into_values().collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_tracks_are_thinned_evenly_and_keep_their_start() {
+        let mut track = MapTrack::new("t");
+        for i in 0..100_000u32 {
+            let t = f64::from(i);
+            track.push(t, t, -t, Some(1.0));
+        }
+        track.push(1.0, f64::NAN, 0.0, None);
+        assert!(track.points.len() <= MAX_TRACK_POINTS);
+        assert!(track.points.len() >= MAX_TRACK_POINTS / 2);
+        assert_eq!(track.points[0], (0.0, 0.0, -0.0, Some(1.0)));
+        let steps: Vec<f64> = track.points.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        assert!(steps.iter().all(|&s| s == steps[0]), "uneven thinning");
+    }
+}
