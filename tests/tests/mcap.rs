@@ -22,6 +22,11 @@ fn recordings() -> Vec<PathBuf> {
 
 fn check(python: &Path, recording: &Path, work: &Path) -> serde_json::Value {
     let path = recording.to_str().unwrap();
+    // Outputs are never replaced without --force: each recording gets a folder of its own.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let work = &work.join(format!("run{run}"));
+    std::fs::create_dir_all(work).unwrap();
     let out_file = work.join("out.mcap");
     let convert = recfmt(&[
         "convert",
@@ -37,7 +42,12 @@ fn check(python: &Path, recording: &Path, work: &Path) -> serde_json::Value {
         "{path}: {}",
         String::from_utf8_lossy(&convert.stderr)
     );
-    assert!(!work.join(".out.mcap.partial").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{path}: left {leftovers:?}");
     let cat = recfmt(&["cat", path, "--output", "ndjson"]);
     assert!(cat.status.success(), "{path}");
     let ndjson = work.join("rows.ndjson");

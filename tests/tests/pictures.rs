@@ -264,8 +264,9 @@ fn a_truncated_recording_shows_where_it_ends_and_exits_3() {
 #[test]
 fn carla_map_and_flightgear_ground_track() {
     let work = tempfile::tempdir().unwrap();
-    for log in samples("carla", "log") {
-        let svg = work.path().join("map.svg");
+    // Outputs are never replaced without --force: each input gets names of its own.
+    for (n, log) in samples("carla", "log").into_iter().enumerate() {
+        let svg = work.path().join(format!("{n}-map.svg"));
         plot(&[
             "carla",
             "map",
@@ -276,7 +277,7 @@ fn carla_map_and_flightgear_ground_track() {
         let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
         assert!(texts.iter().any(|t| t == "x [m]"), "{texts:?}");
         assert!(texts.iter().any(|t| t.contains("actor tracks")));
-        let png = work.path().join("map.png");
+        let png = work.path().join(format!("{n}-map.png"));
         plot(&[
             "carla",
             "map",
@@ -292,8 +293,8 @@ fn carla_map_and_flightgear_ground_track() {
         assert_eq!((w, h), (640, 480));
         assert!(first > 50, "{}: no track drawn", log.display());
     }
-    for tape in samples("fgtape", "fgtape") {
-        let svg = work.path().join("track.svg");
+    for (n, tape) in samples("fgtape", "fgtape").into_iter().enumerate() {
+        let svg = work.path().join(format!("{n}-track.svg"));
         plot(&[
             "plot",
             tape.to_str().unwrap(),
@@ -354,11 +355,20 @@ fn cut_recordings_plot_and_convert_to_mcap_without_panicking() {
             let path = work.path().join(format!("cut-{cut}-{name}"));
             std::fs::write(&path, &bytes[..cut]).unwrap();
             let p = path.to_str().unwrap();
-            let svg = work.path().join("cut.svg");
-            let mcap = work.path().join("cut.mcap");
+            // Fresh output names: an existing output would be refused (exit 1) untried.
+            let svg = work.path().join(format!("cut-{cut}-{name}.svg"));
+            let signal_svg = work.path().join(format!("cut-{cut}-{name}-signal.svg"));
+            let mcap = work.path().join(format!("cut-{cut}-{name}.mcap"));
             let runs: [Vec<&str>; 3] = [
                 vec!["plot", p, "-o", svg.to_str().unwrap()],
-                vec!["plot", p, "--signal", "*", "-o", svg.to_str().unwrap()],
+                vec![
+                    "plot",
+                    p,
+                    "--signal",
+                    "*",
+                    "-o",
+                    signal_svg.to_str().unwrap(),
+                ],
                 vec!["convert", p, "--to", "mcap", "-o", mcap.to_str().unwrap()],
             ];
             for args in runs {

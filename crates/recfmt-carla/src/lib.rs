@@ -74,19 +74,22 @@ mod detect;
 mod error;
 mod fixed;
 mod flavour;
+mod format;
 mod header;
 mod index;
 mod io;
 mod packet;
 mod primitive;
 pub mod query;
+pub mod schema;
 pub mod tracks;
 pub mod writer;
 
-pub use adapter::{CarlaRecording, FORMAT, STREAM_NAMES};
+pub use adapter::CarlaRecording;
 pub use detect::FlavourDetector;
 pub use error::{Error, ExpectedSize, Result};
 pub use flavour::{Flavour, PacketKind, ParseFlavourError, VectorWidth, WheelPhysicsLayout};
+pub use format::FORMAT;
 pub use header::{Header, MAGIC};
 pub use index::{FrameEntry, FrameIndex, FrameSeek, index_frames, seek_frame};
 pub use io::{RawPacket, Reader, Writer};
@@ -98,3 +101,4 @@ pub use packet::{
     WalkerBones, Weather, WheelAnim, WheelPhysics,
 };
 pub use primitive::{FString, Vector3};
+pub use schema::STREAM_NAMES;

@@ -27,7 +27,6 @@ use recfmt_core::{
     ArrayValue, FrameBuf, Header as CoreHeader, RecordingWriter, Schema, StreamDesc, Value,
 };
 
-use crate::adapter::schema as adapter_schema;
 use crate::error::Error;
 use crate::flavour::{Flavour, PacketKind};
 use crate::header::Header;
@@ -39,6 +38,7 @@ use crate::packet::{
     WalkerAnim, WalkerBones, Weather, WheelAnim, WheelPhysics,
 };
 use crate::primitive::Vector3;
+use crate::schema::schema as adapter_schema;
 use crate::tracks::{TrackLogWriter, TrackOptions, TrackRow, empty_packet};
 
 /// Settings of [`CarlaWriter`].
@@ -117,19 +117,17 @@ struct Native<W: Write + Seek> {
 }
 
 /// Creates a writer at `path` (the registry's `create`). The file is written under a
-/// temporary name beside `path` (`.<name>.partial`) and renamed when
+/// temporary name beside `path` (`.<name>.<random>.partial`) and renamed when
 /// [`RecordingWriter::finish`] succeeds; nothing is created when the schema does not fit,
 /// and the partial file is removed when the writer is dropped unfinished.
 pub fn create(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| invalid("output path has no file name"))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(".partial");
+    if path.file_name().is_none() {
+        return Err(invalid("output path has no file name"));
+    }
+    recfmt_core::atomic::check_target(path, recfmt_core::atomic::default_replace())?;
     Ok(Box::new(PathWriter {
         target: path.to_path_buf(),
-        temp: path.with_file_name(temp_name),
+        temp: PathBuf::new(),
         inner: None,
         created: false,
     }))
@@ -148,7 +146,8 @@ impl RecordingWriter for PathWriter {
     fn write_header(&mut self, header: &CoreHeader, schema: &Schema) -> recfmt_core::Result<()> {
         let options = CarlaWriterOptions::default();
         check_schema(schema, choose_flavour(&options, header))?;
-        let file = File::create(&self.temp)?;
+        let (temp, file) = recfmt_core::atomic::create_temp_file(&self.target)?;
+        self.temp = temp;
         self.created = true;
         let mut w = CarlaWriter::new(BufWriter::with_capacity(1 << 20, file), options);
         w.write_header(header, schema)?;
@@ -174,7 +173,11 @@ impl RecordingWriter for PathWriter {
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&self.temp, &self.target)?;
+        recfmt_core::atomic::move_into_place(
+            &self.temp,
+            &self.target,
+            recfmt_core::atomic::default_replace(),
+        )?;
         self.created = false;
         Ok(())
     }
@@ -184,7 +187,7 @@ impl Drop for PathWriter {
     fn drop(&mut self) {
         if self.created {
             self.inner = None;
-            let _ = std::fs::remove_file(&self.temp);
+            recfmt_core::atomic::discard(&self.temp);
         }
     }
 }

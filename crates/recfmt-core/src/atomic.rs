@@ -1,13 +1,226 @@
-//! Output files written under a temporary name and renamed into place when complete.
+//! Output files written under a temporary name and moved into place when complete.
+//!
+//! Every output of recfmt follows the same rules, so a failed, interrupted or concurrent run
+//! can neither leave a file that looks whole nor destroy one that was there:
+//!
+//! * the temporary file is `.<name>.<random>.partial` beside the target, created exclusively
+//!   (`O_CREAT | O_EXCL`), so a planted file or symlink of that name is never written through
+//!   and two runs never share one;
+//! * an existing target is replaced only under [`Replace::RegularFile`] (the command line's
+//!   `--force`), and never when it is not a regular file (a device node, a folder, a symlink);
+//!   under [`Replace::Never`], the default, the move into place is itself exclusive (a hard
+//!   link, then the temporary name is removed), so a target appearing meanwhile is not lost;
+//! * [`commit_all`] moves several files into place as one: if one fails, the ones already
+//!   moved are taken back and replaced files restored;
+//! * temporary files are registered while they exist, so a signal handler can remove them
+//!   ([`remove_pending`]) before the process exits.
 
-use std::fs::File;
+use std::collections::hash_map::RandomState;
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Whether an output may replace a file that already has its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Replace {
+    /// Refuse: the target must not exist (the default, for the command line without `--force`).
+    #[default]
+    Never,
+    /// Replace an existing regular file; still refuse anything else.
+    RegularFile,
+}
+
+static REPLACE_EXISTING: AtomicBool = AtomicBool::new(false);
+
+/// Sets the policy [`AtomicFile::create`] and the format writers use in this process: the
+/// command line's `--force`. Library callers that want it per file use
+/// [`AtomicFile::create_with`].
+pub fn set_default_replace(replace: Replace) {
+    REPLACE_EXISTING.store(replace == Replace::RegularFile, Ordering::Relaxed);
+}
+
+/// The policy set by [`set_default_replace`] ([`Replace::Never`] unless set).
+pub fn default_replace() -> Replace {
+    if REPLACE_EXISTING.load(Ordering::Relaxed) {
+        Replace::RegularFile
+    } else {
+        Replace::Never
+    }
+}
+
+/// Temporary paths that exist now, for [`remove_pending`].
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn register(path: &Path) {
+    if let Ok(mut pending) = PENDING.lock() {
+        pending.push(path.to_path_buf());
+    }
+}
+
+fn unregister(path: &Path) {
+    if let Ok(mut pending) = PENDING.lock()
+        && let Some(i) = pending.iter().rposition(|p| p == path)
+    {
+        pending.swap_remove(i);
+    }
+}
+
+/// Removes every temporary output of this process that is not finished yet (files and
+/// folders). For a signal handler: after it, exit without running the writers further.
+pub fn remove_pending() {
+    let paths = match PENDING.lock() {
+        Ok(mut pending) => std::mem::take(&mut *pending),
+        Err(_) => return,
+    };
+    for path in paths {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            Ok(_) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// A fresh unpredictable suffix: the standard library's per-process random hash keys, mixed
+/// with a counter and the clock.
+fn random_suffix() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(t.as_nanos());
+    }
+    hasher.finish()
+}
+
+/// A new temporary path beside `target`: `.<name>.<16 hex digits>.partial`. Nothing is
+/// created; see [`create_temp_file`] and [`create_temp_dir`].
+pub fn temp_path(target: &Path) -> io::Result<PathBuf> {
+    let name = target.file_name().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
+    })?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{:016x}.partial", random_suffix()));
+    Ok(target.with_file_name(temp_name))
+}
+
+/// Tries new temporary names until one can be created exclusively.
+fn create_temp<T>(
+    target: &Path,
+    mut create: impl FnMut(&Path) -> io::Result<T>,
+) -> io::Result<(PathBuf, T)> {
+    let mut last = None;
+    for _ in 0..16 {
+        let path = temp_path(target)?;
+        match create(&path) {
+            Ok(made) => {
+                register(&path);
+                return Ok((path, made));
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
+}
+
+/// Creates a new temporary file for `target`, exclusively (never through an existing file or
+/// link), registered for [`remove_pending`]. Remove it with [`discard`] or move it with
+/// [`move_into_place`].
+pub fn create_temp_file(target: &Path) -> io::Result<(PathBuf, File)> {
+    create_temp(target, |p| {
+        OpenOptions::new().write(true).create_new(true).open(p)
+    })
+}
+
+/// Creates a new temporary folder for `target`, exclusively, registered for
+/// [`remove_pending`].
+pub fn create_temp_dir(target: &Path) -> io::Result<PathBuf> {
+    create_temp(target, |p| std::fs::create_dir(p)).map(|(p, ())| p)
+}
+
+/// Removes an unfinished temporary file or folder.
+pub fn discard(temp: &Path) {
+    unregister(temp);
+    match std::fs::symlink_metadata(temp) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(temp);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(temp);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Checks that an output may be written to `target` under `replace`: it does not exist, or
+/// it is a regular file and replacing is allowed. Called before any work, so a refused
+/// output costs nothing.
+pub fn check_target(target: &Path, replace: Replace) -> io::Result<()> {
+    match std::fs::symlink_metadata(target) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+        Ok(m) if !m.file_type().is_file() => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists and is not a regular file; refusing to replace it",
+                target.display()
+            ),
+        )),
+        Ok(_) if replace == Replace::Never => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} already exists; remove it or pass --force to replace it",
+                target.display()
+            ),
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Moves a finished temporary file (or folder) to `target` under `replace`. Without
+/// replacing, the move is exclusive: a target that appeared meanwhile is kept and this fails.
+pub fn move_into_place(temp: &Path, target: &Path, replace: Replace) -> io::Result<()> {
+    check_target(target, replace)?;
+    let is_dir = std::fs::symlink_metadata(temp)?.is_dir();
+    if replace == Replace::Never && !is_dir {
+        match std::fs::hard_link(temp, target) {
+            Ok(()) => {
+                unregister(temp);
+                return std::fs::remove_file(temp);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!(
+                        "{} appeared while this output was written; it is kept, and the new output discarded",
+                        target.display()
+                    ),
+                ));
+            }
+            // A file system without hard links: the check above has to do.
+            Err(_) => {}
+        }
+    }
+    std::fs::rename(temp, target)?;
+    unregister(temp);
+    Ok(())
+}
 
 /// A file that only appears under its final name once [`AtomicFile::commit`] succeeds.
 ///
-/// Until then it lives beside the target as `.<name>.partial`; if the writer fails or is
-/// dropped, the partial file is removed, so a failure never leaves a file that looks whole.
+/// Until then it lives beside the target under a random temporary name (see the
+/// [module](self)); if the writer fails or is dropped, the temporary file is removed, so a
+/// failure never leaves a file that looks whole.
 ///
 /// ```
 /// use std::io::Write;
@@ -19,6 +232,8 @@ use std::path::{Path, PathBuf};
 /// assert!(!target.exists());
 /// f.commit().unwrap();
 /// assert!(target.exists());
+/// // An existing output is not replaced unless asked.
+/// assert!(recfmt_core::AtomicFile::create(&target).is_err());
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 #[derive(Debug)]
@@ -26,24 +241,26 @@ pub struct AtomicFile {
     writer: Option<BufWriter<File>>,
     temp: PathBuf,
     target: PathBuf,
+    replace: Replace,
 }
 
 impl AtomicFile {
-    /// Creates the temporary file for `target`.
+    /// Creates the temporary file for `target`, under the process's [`default_replace`].
     pub fn create(target: impl AsRef<Path>) -> io::Result<Self> {
+        Self::create_with(target, default_replace())
+    }
+
+    /// Creates the temporary file for `target`; refuses at once when `target` exists and
+    /// `replace` does not allow replacing it.
+    pub fn create_with(target: impl AsRef<Path>, replace: Replace) -> io::Result<Self> {
         let target = target.as_ref().to_path_buf();
-        let name = target.file_name().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
-        })?;
-        let mut temp_name = std::ffi::OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(".partial");
-        let temp = target.with_file_name(temp_name);
-        let file = File::create(&temp)?;
+        check_target(&target, replace)?;
+        let (temp, file) = create_temp_file(&target)?;
         Ok(AtomicFile {
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             temp,
             target,
+            replace,
         })
     }
 
@@ -52,16 +269,24 @@ impl AtomicFile {
         &self.target
     }
 
-    /// Flushes, syncs and renames the file to its final name.
-    pub fn commit(mut self) -> io::Result<()> {
+    /// Flushes and syncs the file, leaving it under its temporary name (for [`commit_all`]).
+    fn finish_writing(&mut self) -> io::Result<()> {
         let writer = self
             .writer
             .take()
             .ok_or_else(|| io::Error::other("atomic file already finished"))?;
         let file = writer.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&self.temp, &self.target)
+        file.sync_all()
+    }
+
+    /// Flushes, syncs and moves the file to its final name.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.finish_writing()?;
+        let result = move_into_place(&self.temp, &self.target, self.replace);
+        if result.is_err() {
+            discard(&self.temp);
+        }
+        result
     }
 
     fn writer(&mut self) -> io::Result<&mut BufWriter<File>> {
@@ -93,9 +318,182 @@ impl Seek for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.writer.take().is_some() {
-            // Not committed: the output is incomplete, so it must not stay behind.
-            let _ = std::fs::remove_file(&self.temp);
+        // Not committed (or the commit failed): the output must not stay behind. After a
+        // successful commit the temporary name no longer exists.
+        if self.writer.take().is_some() || std::fs::symlink_metadata(&self.temp).is_ok() {
+            discard(&self.temp);
+        }
+    }
+}
+
+/// Moves several finished files into place as one output: when any move fails, the files
+/// already moved are taken back (a replaced file gets its old content back) and every
+/// temporary file is removed, so the folder is as it was. Returns the index of the file that
+/// failed with its error.
+pub fn commit_all(files: Vec<AtomicFile>) -> Result<(), (usize, io::Error)> {
+    let mut files = files;
+    for (i, f) in files.iter_mut().enumerate() {
+        f.finish_writing().map_err(|e| (i, e))?;
+    }
+    // Keep what each replaced target held, to restore it on failure.
+    let mut moved: Vec<(PathBuf, Option<PathBuf>)> = Vec::with_capacity(files.len());
+    let mut failure = None;
+    for (i, f) in files.iter().enumerate() {
+        let backup = match std::fs::symlink_metadata(&f.target) {
+            Ok(m) if m.file_type().is_file() && f.replace == Replace::RegularFile => {
+                let backup = temp_path(&f.target).map_err(|e| (i, e))?;
+                if let Err(e) = std::fs::hard_link(&f.target, &backup) {
+                    failure = Some((i, e));
+                    break;
+                }
+                register(&backup);
+                Some(backup)
+            }
+            _ => None,
+        };
+        match move_into_place(&f.temp, &f.target, f.replace) {
+            Ok(()) => moved.push((f.target.clone(), backup)),
+            Err(e) => {
+                if let Some(b) = backup {
+                    discard(&b);
+                }
+                failure = Some((i, e));
+                break;
+            }
+        }
+    }
+    match failure {
+        None => {
+            for (_, backup) in moved {
+                if let Some(b) = backup {
+                    discard(&b);
+                }
+            }
+            Ok(())
+        }
+        Some(failed) => {
+            for (target, backup) in moved.into_iter().rev() {
+                match backup {
+                    Some(b) => {
+                        let _ = std::fs::rename(&b, &target);
+                        unregister(&b);
+                    }
+                    None => {
+                        let _ = std::fs::remove_file(&target);
+                    }
+                }
+            }
+            // Dropping `files` removes the temporary files not yet moved.
+            Err(failed)
+        }
+    }
+}
+
+/// A lock on an output folder: `.recfmt.lock` holding the process id, created exclusively.
+/// A second run writing into the same folder is refused while the first holds it; a lock
+/// left by a process that no longer runs (after a crash) is taken over.
+#[derive(Debug)]
+pub struct DirLock {
+    path: PathBuf,
+}
+
+impl DirLock {
+    /// The lock file's name inside the folder.
+    pub const FILE_NAME: &'static str = ".recfmt.lock";
+
+    /// Takes the lock on `dir` (which must exist).
+    pub fn acquire(dir: &Path) -> io::Result<Self> {
+        let path = dir.join(Self::FILE_NAME);
+        for _ in 0..2 {
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    writeln!(f, "{}", std::process::id())?;
+                    register(&path);
+                    return Ok(DirLock { path });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                    let pid: Option<u32> = holder.trim().parse().ok();
+                    let alive = pid.is_none_or(|pid| {
+                        !Path::new("/proc/self").exists()
+                            || Path::new(&format!("/proc/{pid}")).exists()
+                    });
+                    if alive {
+                        return Err(io::Error::new(
+                            io::ErrorKind::AlreadyExists,
+                            format!(
+                                "{} is being written by another run (process {}, lock file {}); wait for it, or remove the lock file if no run is active",
+                                dir.display(),
+                                pid.map_or_else(|| "unknown".into(), |p| p.to_string()),
+                                path.display()
+                            ),
+                        ));
+                    }
+                    // The holder is gone: a stale lock.
+                    std::fs::remove_file(&path)?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("could not take the lock {}", path.display()),
+        ))
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        unregister(&self.path);
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A temporary path reserved beside a target for writers that open the file themselves (an
+/// HDF5 library writing by path): created empty and exclusively, removed on drop unless
+/// [`TempPath::persist`] moved it into place.
+#[derive(Debug)]
+pub struct TempPath {
+    path: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+impl TempPath {
+    /// Reserves a temporary file for `target`, refusing at once (under the process's
+    /// [`default_replace`]) when `target` may not be replaced.
+    pub fn reserve(target: &Path) -> io::Result<Self> {
+        check_target(target, default_replace())?;
+        let (path, file) = create_temp_file(target)?;
+        drop(file);
+        Ok(TempPath {
+            path,
+            target: target.to_path_buf(),
+            done: false,
+        })
+    }
+
+    /// The temporary path to write.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Moves the finished file to its target (the writer must have closed it). After an
+    /// error the temporary file is still removed on drop.
+    pub fn persist(&mut self) -> io::Result<()> {
+        if self.done {
+            return Err(io::Error::other("temporary file already moved into place"));
+        }
+        move_into_place(&self.path, &self.target, default_replace())?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        if !self.done {
+            discard(&self.path);
         }
     }
 }

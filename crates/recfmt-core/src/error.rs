@@ -77,6 +77,19 @@ pub enum Error {
         /// What is wrong with the value (the message names the value).
         message: String,
     },
+    /// An error of a format crate kept as it is (its message and causes unchanged), for
+    /// format-specific operations called through the registry.
+    #[error(transparent)]
+    Format(Box<dyn std::error::Error + Send + Sync>),
+    /// What was being done when `source` happened.
+    #[error("{context}")]
+    Context {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// An error that happened while handling a particular file.
     #[error("{}: {source}", path.display())]
     File {
@@ -113,6 +126,45 @@ impl Error {
         }
     }
 
+    /// Wraps a format crate's own error, keeping its message and causes.
+    pub fn other(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Format(Box::new(e))
+    }
+
+    /// Says what was being done when `e` happened.
+    pub fn context(
+        context: impl Into<String>,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(e),
+        }
+    }
+
+    /// The I/O error at the bottom of this one, if it is one (to tell a closed pipe from a
+    /// failure).
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            Error::Io(io) => Some(io),
+            Error::File { source, .. } => source.io_error(),
+            Error::Format(e) | Error::Context { source: e, .. } => {
+                let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.as_ref());
+                while let Some(c) = cur {
+                    if let Some(io) = c.downcast_ref::<std::io::Error>() {
+                        return Some(io);
+                    }
+                    if let Some(core) = c.downcast_ref::<Error>() {
+                        return core.io_error();
+                    }
+                    cur = c.source();
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
     /// Builds an [`Error::Invalid`].
     pub fn invalid(what: impl Into<Cow<'static, str>>) -> Self {
         Error::Invalid(what.into())
@@ -145,6 +197,9 @@ impl Error {
             Error::Limit { .. } => ErrorKind::Limit,
             Error::UnknownFormat { .. } => ErrorKind::UnknownFormat,
             Error::Invalid(_) | Error::Value { .. } => ErrorKind::Invalid,
+            Error::Format(e) | Error::Context { source: e, .. } => e
+                .downcast_ref::<Error>()
+                .map_or(ErrorKind::Invalid, Error::kind),
             Error::File { source, .. } => source.kind(),
         }
     }

@@ -29,10 +29,11 @@
 //! assert_eq!(row.time_seconds(&schema.streams[0]), Some(2.5));
 //! ```
 
-mod atomic;
+pub mod atomic;
 mod batch;
 mod error;
 mod limits;
+mod plugin;
 mod probe;
 mod read;
 mod schema;
@@ -40,12 +41,17 @@ mod time;
 mod value;
 mod write;
 
-pub use atomic::AtomicFile;
+pub use atomic::{AtomicFile, DirLock, Replace, TempPath};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, StreamBatch, VarBytes, read_batches_by_rows,
 };
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
+pub use plugin::{
+    AgainstFn, Compatibility, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
+    OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,
+    TableColumn, TableReader, Validator, Written,
+};
 pub use probe::{CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier};
 pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};

@@ -4,7 +4,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::{Error, ReadOptions, RecordingReader, RecordingWriter, Result, ResultExt};
+use crate::{
+    CopyFn, Error, FormatOption, Query, ReadOptions, RecordingReader, RecordingWriter, RecoverFn,
+    Result, ResultExt, SpecialOutput, StateAtFn, Validator,
+};
 
 /// How many head bytes detection reads at most.
 pub const PROBE_LEN: usize = 4096;
@@ -43,8 +46,26 @@ pub type OpenFn = fn(&Path, &ReadOptions) -> Result<Box<dyn RecordingReader>>;
 /// Creates a recording at a path.
 pub type CreateFn = fn(&Path) -> Result<Box<dyn RecordingWriter>>;
 
-/// Everything the registry needs to know about one format. Each format crate exports one as
-/// `FORMAT`.
+/// Everything the registry needs to know about one format, and everything the format can do.
+/// Each format crate exports one as `FORMAT`.
+///
+/// Start from [`FormatDescriptor::new`] and fill in what the format offers, so that new
+/// capabilities added here later leave existing formats unchanged:
+///
+/// ```
+/// use recfmt_core::{FormatDescriptor, FormatInfo, Score, Tier};
+/// # fn open(_: &std::path::Path, _: &recfmt_core::ReadOptions) -> recfmt_core::Result<Box<dyn recfmt_core::RecordingReader>> { unimplemented!() }
+/// static FORMAT: FormatDescriptor = FormatDescriptor {
+///     score_dir: None,
+///     ..FormatDescriptor::new(
+///         FormatInfo { id: "demo", name: "Demo", extensions: &["demo"] },
+///         Tier::Magic,
+///         |head| if head.starts_with(b"DEMO") { Score::Yes(255) } else { Score::No },
+///         open,
+///     )
+/// };
+/// assert!(FORMAT.capabilities().is_empty());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct FormatDescriptor {
     /// Static facts.
@@ -59,6 +80,78 @@ pub struct FormatDescriptor {
     pub open: OpenFn,
     /// Creates a writer, when the format can be written from the generic model.
     pub create: Option<CreateFn>,
+    /// Options the format understands when opened or written ([`ReadOptions::format_options`]).
+    pub options: &'static [FormatOption],
+    /// Copies a recording of this format record for record.
+    pub copy: Option<CopyFn>,
+    /// Checks of its own for `validate`.
+    pub validate: Option<Validator>,
+    /// Writes every valid record of a damaged recording into a new file.
+    pub recover: Option<RecoverFn>,
+    /// Outputs it writes in its own way (`convert` targets).
+    pub outputs: &'static [SpecialOutput],
+    /// Named queries.
+    pub queries: &'static [Query],
+    /// The state of every signal at a time, by random access.
+    pub state_at: Option<StateAtFn>,
+}
+
+impl FormatDescriptor {
+    /// A format that can be detected and read, and nothing else yet.
+    pub const fn new(
+        info: FormatInfo,
+        tier: Tier,
+        score: fn(&[u8]) -> Score,
+        open: OpenFn,
+    ) -> Self {
+        FormatDescriptor {
+            info,
+            tier,
+            score,
+            score_dir: None,
+            open,
+            create: None,
+            options: &[],
+            copy: None,
+            validate: None,
+            recover: None,
+            outputs: &[],
+            queries: &[],
+            state_at: None,
+        }
+    }
+
+    /// The names of what the format can do besides reading: `write`, `copy`, `validate`,
+    /// `recover`, `state-at`, `options`, `outputs`, `queries` (in that order, only those it has).
+    pub fn capabilities(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let has = [
+            ("write", self.create.is_some()),
+            ("copy", self.copy.is_some()),
+            ("validate", self.validate.is_some()),
+            ("recover", self.recover.is_some()),
+            ("state-at", self.state_at.is_some()),
+            ("options", !self.options.is_empty()),
+            ("outputs", !self.outputs.is_empty()),
+            ("queries", !self.queries.is_empty()),
+        ];
+        for (name, yes) in has {
+            if yes {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// True when `convert` can write this format (from the generic model or as a copy).
+    pub fn is_target(&self) -> bool {
+        self.create.is_some() || self.copy.is_some()
+    }
+
+    /// The named query `name`.
+    pub fn query(&self, name: &str) -> Option<&'static Query> {
+        self.queries.iter().find(|q| q.name == name)
+    }
 }
 
 /// A set of formats to detect and open.
@@ -164,7 +257,56 @@ impl Registry {
             })?,
             None => self.detect_path(path)?,
         };
-        (format.open)(path, options).in_file(path)
+        let resolved = self.resolve_options(format, options)?;
+        (format.open)(path, &resolved).in_file(path)
+    }
+
+    /// `options` with the format options narrowed to those of `format` (unqualified, checked).
+    pub fn resolve_options(
+        &self,
+        format: &FormatDescriptor,
+        options: &ReadOptions,
+    ) -> Result<ReadOptions> {
+        let mut resolved = options.clone();
+        resolved.format_options = options
+            .format_options
+            .resolve(format.info.id, format.options)?;
+        Ok(resolved)
+    }
+
+    /// Checks format options before anything is read: every qualified key names a registered
+    /// format that knows it, every plain key is known to some format, and values fit.
+    pub fn check_options(&self, options: &crate::FormatOptions) -> Result<()> {
+        for (key, value) in options.pairs() {
+            let (format, key) = match key.split_once('.') {
+                Some((id, key)) => (
+                    Some(self.by_id(id).ok_or_else(|| {
+                        Error::invalid(format!(
+                            "option {id}.{key}: unknown format id {id:?} (known: {})",
+                            self.ids().join(", ")
+                        ))
+                    })?),
+                    key,
+                ),
+                None => (None, key),
+            };
+            let specs: Vec<(&str, &FormatOption)> = self
+                .formats
+                .iter()
+                .filter(|f| format.is_none_or(|g| g.info.id == f.info.id))
+                .flat_map(|f| f.options.iter().map(move |o| (f.info.id, o)))
+                .filter(|(_, o)| o.key == key)
+                .collect();
+            let Some((id, spec)) = specs.first() else {
+                return Err(Error::invalid(format!(
+                    "no format has an option {key:?} (see `recfmt formats`)"
+                )));
+            };
+            spec.kind
+                .check(value)
+                .map_err(|e| Error::invalid(format!("{id} option {key}={value}: {e}")))?;
+        }
+        Ok(())
     }
 }
 
@@ -182,18 +324,16 @@ mod tests {
         tier: Tier,
         score: fn(&[u8]) -> Score,
     ) -> FormatDescriptor {
-        FormatDescriptor {
-            info: FormatInfo {
+        FormatDescriptor::new(
+            FormatInfo {
                 id,
                 name: id,
                 extensions,
             },
             tier,
             score,
-            score_dir: None,
-            open: no_open,
-            create: None,
-        }
+            no_open,
+        )
     }
 
     static MAGIC_A: FormatDescriptor = format("a", &["a"], Tier::Magic, |h| {
@@ -269,5 +409,35 @@ mod tests {
             &ReadOptions::default(),
         );
         assert!(err.is_err_and(|e| e.to_string().contains("known: a, b, c, d")));
+    }
+
+    static WITH_OPTION: FormatDescriptor = FormatDescriptor {
+        options: &[crate::FormatOption {
+            key: "build",
+            kind: crate::OptionKind::Text,
+            default: None,
+            help: "",
+        }],
+        ..format("opt", &[], Tier::Magic, |_| Score::No)
+    };
+
+    #[test]
+    fn options_are_checked_against_the_registered_formats() {
+        let mut r = registry();
+        r.register(&WITH_OPTION);
+        let mut ok = crate::FormatOptions::new();
+        ok.push("opt.build", "1").push("build", "2");
+        assert!(r.check_options(&ok).is_ok());
+        let mut unknown_format = crate::FormatOptions::new();
+        unknown_format.push("zz.build", "1");
+        assert!(
+            r.check_options(&unknown_format)
+                .is_err_and(|e| e.to_string().contains("unknown format id \"zz\""))
+        );
+        let mut unknown_key = crate::FormatOptions::new();
+        unknown_key.push("a.build", "1");
+        assert!(r.check_options(&unknown_key).is_err());
+        assert_eq!(WITH_OPTION.capabilities(), ["options"]);
+        assert!(!WITH_OPTION.is_target());
     }
 }

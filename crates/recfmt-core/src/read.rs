@@ -16,6 +16,10 @@ pub struct ReadOptions {
     pub resync: bool,
     /// User-defined record layout files, for formats whose records users can define.
     pub layouts: Vec<PathBuf>,
+    /// Options of the format being opened (`build`, `version`, …), already resolved for it
+    /// by the [`Registry`](crate::Registry): keys unqualified, values checked against the
+    /// format's [`FormatOption`](crate::FormatOption)s.
+    pub format_options: crate::FormatOptions,
 }
 
 /// Whether a read lost data.

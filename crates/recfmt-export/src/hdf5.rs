@@ -245,7 +245,7 @@ pub fn omitted_columns(streams: &[StreamDesc]) -> Vec<OmittedColumn> {
 pub struct Hdf5Writer {
     // Field order matters: the open file is dropped before the temporary file is removed.
     open: Option<OpenFile>,
-    temp: TempFile,
+    temp: recfmt_core::TempPath,
     target: PathBuf,
     failed: bool,
     skip_omitted_values: bool,
@@ -278,7 +278,13 @@ impl Hdf5Writer {
             ));
         }
         let chunk_rows = options.chunk_rows.clamp(1, MAX_CHUNK_ROWS);
-        let temp = TempFile::new(path)?;
+        if path.file_name().is_none() {
+            return Err(Error::Invalid(format!(
+                "HDF5 output path {} has no file name",
+                path.display()
+            )));
+        }
+        let temp = recfmt_core::TempPath::reserve(path).map_err(|e| Error::io(path, e))?;
         let h5 = |e: hdf5_pure::Error| hdf5_error(path, "creating the file", e);
 
         // Declare everything, then write the (small) skeleton file.
@@ -309,13 +315,13 @@ impl Hdf5Writer {
             builder.add_group(group.finish());
             plans.push(plan);
         }
-        builder.write(&temp.path).map_err(h5)?;
+        builder.write(temp.path()).map_err(h5)?;
 
         // Open it for bounded-memory in-place appends; fsync only once, at close.
         let access = FileAccessProperties::new()
             .with_memory_strategy(MemoryStrategy::Bounded)
             .with_sync_policy(SyncPolicy::OnClose);
-        let file = hdf5_pure::File::open_rw_with_options(&temp.path, access).map_err(h5)?;
+        let file = hdf5_pure::File::open_rw_with_options(temp.path(), access).map_err(h5)?;
         let mut states = Vec::with_capacity(plans.len());
         for (stream, plan) in streams.iter().zip(plans) {
             let mut columns = Vec::with_capacity(plan.columns.len());
@@ -452,9 +458,7 @@ impl Hdf5Writer {
         // `open` is consumed (and the file closed) before the rename or, on error, before
         // `self.temp` removes the partial file.
         open.close(&self.target)?;
-        std::fs::rename(&self.temp.path, &self.target).map_err(|e| Error::io(&self.target, e))?;
-        self.temp.keep = true;
-        Ok(())
+        self.temp.persist().map_err(|e| Error::io(&self.target, e))
     }
 }
 
@@ -603,41 +607,6 @@ impl StoredColumn {
             self.pending.clear();
         }
         Ok(())
-    }
-}
-
-/// The temporary file beside the target; removed on drop unless kept.
-#[derive(Debug)]
-struct TempFile {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl TempFile {
-    /// `.<name>.partial` beside `target`, as [`recfmt_core::AtomicFile`] names it.
-    fn new(target: &Path) -> Result<Self, Error> {
-        let name = target.file_name().ok_or_else(|| {
-            Error::Invalid(format!(
-                "HDF5 output path {} has no file name",
-                target.display()
-            ))
-        })?;
-        let mut temp_name = std::ffi::OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(".partial");
-        Ok(TempFile {
-            path: target.with_file_name(temp_name),
-            keep: false,
-        })
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.keep {
-            // Not finished: the output is incomplete, so it must not stay behind.
-            let _ = std::fs::remove_file(&self.path);
-        }
     }
 }
 

@@ -99,7 +99,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use recfmt_core::{AtomicFile, BatchSet, Metadata, RecordingReader};
+use recfmt_core::{AtomicFile, BatchSet, DirLock, Metadata, RecordingReader};
 
 pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
@@ -323,12 +323,39 @@ pub fn export_tables(
         return Err(Error::Invalid("batch_rows must be at least 1".into()));
     }
     sink::check_format(options.format)?;
+    let created_dir = !out_dir.exists();
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let result = DirLock::acquire(out_dir)
+        .map_err(|e| Error::io(out_dir, e))
+        .and_then(|lock| {
+            let report = export_tables_locked(reader, out_dir, options, progress);
+            drop(lock);
+            report
+        });
+    if result.is_err() && created_dir {
+        // Leave the parent as it was: a folder this run made goes again (only when empty).
+        let _ = std::fs::remove_dir(out_dir);
+    }
+    result
+}
 
+/// [`export_tables`] once `out_dir` exists and is locked for this run.
+fn export_tables_locked(
+    reader: &mut dyn RecordingReader,
+    out_dir: &Path,
+    options: &ExportOptions,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<ExportReport, Error> {
     let header = reader.header().clone();
     let schema = reader.schema().clone();
     let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
-    let plans = output_paths(out_dir, &names, options.format.extension())
+    let paths = output_paths(out_dir, &names, options.format.extension());
+    // Refused before anything is read: an existing table is replaced only when allowed.
+    for path in &paths {
+        recfmt_core::atomic::check_target(path, recfmt_core::atomic::default_replace())
+            .map_err(|e| Error::io(path, e))?;
+    }
+    let plans = paths
         .into_iter()
         .zip(&schema.streams)
         .map(|(path, desc)| writers::TablePlan {
@@ -353,20 +380,9 @@ pub fn export_tables(
         .into_iter()
         .map(|f| (f.file, f.output))
         .collect();
-    let mut outputs = Vec::with_capacity(finished.len());
-    let mut pending = finished.into_iter();
-    while let Some((file, output)) = pending.next() {
-        if let Err(e) = file.commit() {
-            // Take back what this export already renamed; the rest is removed on drop.
-            for done in &outputs {
-                let done: &StreamOutput = done;
-                let _ = std::fs::remove_file(&done.path);
-            }
-            drop(pending);
-            return Err(Error::io(&output.path, e));
-        }
-        outputs.push(output);
-    }
+    let (files, outputs): (Vec<AtomicFile>, Vec<StreamOutput>) = finished.into_iter().unzip();
+    // All tables or none: a failed move takes back the ones already moved.
+    recfmt_core::atomic::commit_all(files).map_err(|(i, e)| Error::io(&outputs[i].path, e))?;
 
     let (done, total) = reader.progress();
     progress(done, total);

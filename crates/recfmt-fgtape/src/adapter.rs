@@ -48,14 +48,13 @@ pub const INFO: FormatInfo = FormatInfo {
     extensions: &["fgtape"],
 };
 
-/// The fgtape format descriptor for a [`recfmt_core::Registry`].
+/// The fgtape format descriptor for a [`recfmt_core::Registry`]: it also copies tapes
+/// faithfully and writes KML/GPX flight tracks.
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
-    info: INFO,
-    tier: Tier::Magic,
-    score,
-    score_dir: None,
-    open,
     create: Some(crate::writer::create),
+    copy: Some(crate::hooks::copy),
+    outputs: &crate::hooks::OUTPUTS,
+    ..FormatDescriptor::new(INFO, Tier::Magic, score, open)
 };
 
 /// Scores the first bytes of a file: the Continuous magic at byte 0, or a gzip stream (or

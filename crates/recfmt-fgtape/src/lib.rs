@@ -69,6 +69,7 @@
 mod adapter;
 pub mod continuous;
 pub mod error;
+mod hooks;
 mod input;
 pub mod mp;
 pub mod normal;

@@ -108,12 +108,8 @@ pub static H5_INFO: FormatInfo = FormatInfo {
 /// 255; `open` then checks the layout and fails with "not an Icarus recording: ..." naming
 /// what is missing.
 pub static HDF5_FORMAT: FormatDescriptor = FormatDescriptor {
-    info: H5_INFO,
-    tier: Tier::Magic,
-    score: score_h5,
-    score_dir: None,
-    open: open_h5_boxed,
     create: Some(create_h5_boxed),
+    ..FormatDescriptor::new(H5_INFO, Tier::Magic, score_h5, open_h5_boxed)
 };
 
 /// Scores the first bytes of a file: `Yes(100)` for the HDF5 signature at byte 0, else `No`.
@@ -1165,28 +1161,13 @@ struct OutColumn {
     pending: Pending,
 }
 
-/// The temporary file beside the target (`.<name>.partial`); removed on drop unless kept.
-#[derive(Debug)]
-struct TempFile {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 #[derive(Debug)]
 struct Open {
     // Field order: the file is closed before the temporary file is removed on drop.
     file: Option<hdf5_pure::File>,
     time: OutColumn,
     columns: Vec<OutColumn>,
-    temp: TempFile,
+    temp: recfmt_core::TempPath,
     dynamic: usize,
     statics: Option<usize>,
     dynamic_plan: Vec<Mapping>,
@@ -1321,19 +1302,13 @@ impl IcarusH5Writer {
             Some(n) => n.clamp(1, MAX_CHUNK_ROWS),
             None => (WRITE_BUDGET / (8 * (planned.len() + 1))).clamp(1, DEFAULT_CHUNK_ROWS),
         };
-        let name = self.path.file_name().ok_or_else(|| {
-            CoreError::invalid(format!(
+        if self.path.file_name().is_none() {
+            return Err(CoreError::invalid(format!(
                 "output path {} has no file name",
                 self.path.display()
-            ))
-        })?;
-        let mut temp_name = std::ffi::OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(".partial");
-        let temp = TempFile {
-            path: self.path.with_file_name(temp_name),
-            keep: false,
-        };
+            )));
+        }
+        let temp = recfmt_core::TempPath::reserve(&self.path)?;
 
         // Declare everything (empty, unlimited, chunked), write that skeleton, then reopen it
         // for bounded-memory appends.
@@ -1388,15 +1363,15 @@ impl IcarusH5Writer {
             }
         }
         guard(
-            || format!("creating {}", temp.path.display()),
-            || builder.write(&temp.path),
+            || format!("creating {}", temp.path().display()),
+            || builder.write(temp.path()),
         )?;
         let access = FileAccessProperties::new()
             .with_memory_strategy(MemoryStrategy::Bounded)
             .with_sync_policy(SyncPolicy::OnClose);
         let file = guard(
-            || format!("opening {} for appending", temp.path.display()),
-            || hdf5_pure::File::open_rw_with_options(&temp.path, access),
+            || format!("opening {} for appending", temp.path().display()),
+            || hdf5_pure::File::open_rw_with_options(temp.path(), access),
         )?;
         let column = |path: String, kind: OutKind| -> Result<OutColumn> {
             let dataset = guard(
@@ -1688,23 +1663,22 @@ impl RecordingWriter for IcarusH5Writer {
         let Some(mut open) = self.open.take() else {
             return Ok(());
         };
-        let path = self.path.clone();
         let done = (|| -> Result<()> {
             open.flush()?;
             if let Some(file) = open.file.take() {
                 guard(
-                    || format!("closing {}", open.temp.path.display()),
+                    || format!("closing {}", open.temp.path().display()),
                     || file.close(),
                 )?;
             }
-            std::fs::rename(&open.temp.path, &path)?;
-            open.temp.keep = true;
             Ok(())
         })();
+        // The file is closed (or dropped) before its temporary name is moved or removed.
+        let mut temp = open.temp;
+        let done = done.and_then(|()| Ok(temp.persist()?));
         if done.is_err() {
             self.failed = true;
         }
-        drop(open);
         done.map_err(|e| e.in_file(&self.path))
     }
 }

@@ -87,6 +87,7 @@ mod frames;
 pub mod generate;
 #[cfg(feature = "hdf5")]
 pub mod h5;
+mod hooks;
 mod json_pos;
 mod metadata;
 mod policy;

@@ -57,11 +57,17 @@ pub fn score_dir(dir: &Path) -> Score {
 }
 
 /// The ICAREC format descriptor for a [`recfmt_core::Registry`].
+///
+/// It also copies recordings faithfully, checks checksums, digests and compatibility with a
+/// current schema in `validate` (`--against SCHEMA`), and finds the state at a time.
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
-    info: INFO,
-    tier: Tier::Magic,
-    score,
     score_dir: Some(score_dir),
-    open: open_boxed,
     create: Some(create_boxed),
+    copy: Some(crate::hooks::copy),
+    validate: Some(recfmt_core::Validator {
+        against: Some(crate::hooks::against),
+        check: crate::hooks::check,
+    }),
+    state_at: Some(crate::hooks::state_at),
+    ..FormatDescriptor::new(INFO, Tier::Magic, score, open_boxed)
 };

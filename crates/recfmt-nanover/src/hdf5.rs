@@ -786,20 +786,17 @@ struct StateTable {
     bytes: u64,
 }
 
-/// The output file: written as `.<name>.partial`, renamed when complete.
+/// The output file: written under a temporary name, moved into place when complete.
 struct Output {
-    temp: PathBuf,
+    temp: recfmt_core::TempPath,
     target: PathBuf,
     file: Option<hdf5_pure::File>,
-    done: bool,
 }
 
 impl Drop for Output {
     fn drop(&mut self) {
+        // Closed before the temporary file goes (the `temp` field drops after this).
         self.file.take();
-        if !self.done {
-            let _ = std::fs::remove_file(&self.temp);
-        }
     }
 }
 
@@ -828,29 +825,27 @@ impl H5Writer {
                 "HDF5 deflate level must be 0 to 9",
             ));
         }
-        let name = out
-            .file_name()
-            .ok_or_else(|| recfmt_core::Error::invalid("HDF5 output path has no file name"))?;
-        let mut temp = std::ffi::OsString::from(".");
-        temp.push(name);
-        temp.push(".partial");
+        if out.file_name().is_none() {
+            return Err(recfmt_core::Error::invalid(
+                "HDF5 output path has no file name",
+            ));
+        }
         let mut output = Output {
-            temp: out.with_file_name(temp),
+            temp: recfmt_core::TempPath::reserve(out).in_file(out)?,
             target: out.to_path_buf(),
             file: None,
-            done: false,
         };
         let mut fb = FileBuilder::new();
         for (k, v) in root {
             fb.set_attr(k, text(v.clone()));
         }
-        fb.write(&output.temp)
+        fb.write(output.temp.path())
             .map_err(|e| h5err(out, "creating the file", e))?;
         let access = FileAccessProperties::new()
             .with_memory_strategy(MemoryStrategy::Bounded)
             .with_sync_policy(SyncPolicy::OnClose);
         output.file = Some(
-            hdf5_pure::File::open_rw_with_options(&output.temp, access)
+            hdf5_pure::File::open_rw_with_options(output.temp.path(), access)
                 .map_err(|e| h5err(out, "opening the file", e))?,
         );
         let bool_t = EnumTypeBuilder::with_base(make_i8_type())
@@ -960,8 +955,7 @@ impl H5Writer {
             file.close()
                 .map_err(|e| h5err(&self.out.target, "closing", e))?;
         }
-        std::fs::rename(&self.out.temp, &self.out.target).in_file(&self.out.target)?;
-        self.out.done = true;
+        self.out.temp.persist().in_file(&self.out.target)?;
         self.summary.bytes = std::fs::metadata(&self.out.target)
             .in_file(&self.out.target)?
             .len();

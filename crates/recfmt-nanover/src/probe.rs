@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-use recfmt_core::{FormatDescriptor, PROBE_LEN, ReadOptions, RecordingReader, Score, Tier};
+use recfmt_core::{
+    Findings, FormatDescriptor, FormatOption, Integrity, OptionKind, OutputSource, PROBE_LEN,
+    ReadOptions, RecordingReader, Recovered, Score, SpecialOutput, Tier, Validator, Written,
+};
 
 use crate::header::{FORMAT_VERSION, FileKind, MAGIC, sniff_v1};
 use crate::recording::{INFO, NanoverRecording};
@@ -42,18 +45,147 @@ pub fn score(head: &[u8]) -> Score {
     }
 }
 
+/// Opens with the `version` option when given (1: the headerless files of 2023's Rust
+/// server, 2: require the header).
 fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn RecordingReader>> {
-    Ok(Box::new(NanoverRecording::open(path, options)?))
+    let policy = match options.format_options.get_i64("version") {
+        Some(1) => crate::VersionPolicy::V1,
+        Some(_) => crate::VersionPolicy::V2,
+        None => crate::VersionPolicy::Auto,
+    };
+    Ok(Box::new(NanoverRecording::open_with(
+        path, options, policy,
+    )?))
 }
+
+/// The options NanoVer understands.
+static OPTIONS: [FormatOption; 1] = [FormatOption {
+    key: "version",
+    kind: OptionKind::Integer { min: 1, max: 2 },
+    default: None,
+    help: "read .traj/.state files as this format version (1: the headerless files of 2023's Rust server) instead of detecting it",
+}];
+
+fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Integrity> {
+    crate::copy_recording(source, target)?;
+    Ok(Integrity::default())
+}
+
+/// NanoVer's own record checker: defects are problems, the rest notes.
+fn check(path: &Path, _: Option<&Path>, _: &ReadOptions) -> recfmt_core::Result<Findings> {
+    let report = crate::check(path);
+    let mut findings = Findings::default();
+    for finding in report.findings() {
+        if finding.severity == crate::Severity::Defect {
+            findings.problems.push(finding.to_string());
+        } else {
+            findings.notes.push(finding.to_string());
+        }
+    }
+    Ok(findings)
+}
+
+fn recover(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Recovered> {
+    let s = crate::repair(source, target)?;
+    let counts = [
+        ("records_in", s.records_in),
+        ("records_written", s.records_written),
+        ("records_dropped", s.records_dropped),
+        ("bytes_dropped", s.bytes_dropped),
+        ("timestamps_fixed", s.timestamps_fixed),
+        ("resets_restored", s.resets_restored),
+    ];
+    Ok(Recovered {
+        summary: format!(
+            "{} of {} records kept, {} dropped ({} bytes), {} timestamps fixed, {} resets restored",
+            s.records_written,
+            s.records_in,
+            s.records_dropped,
+            s.bytes_dropped,
+            s.timestamps_fixed,
+            s.resets_restored
+        ),
+        changed: s.records_dropped > 0
+            || s.bytes_dropped > 0
+            || s.timestamps_fixed > 0
+            || s.resets_restored > 0,
+        counts: counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+    })
+}
+
+#[cfg(feature = "nanover-zip")]
+fn write_zip(input: &Path, output: &Path, _: &ReadOptions) -> recfmt_core::Result<Written> {
+    let paths = crate::RecordingPaths::resolve(input);
+    let timeline = crate::Timeline::open(&paths, &ReadOptions::default())?;
+    let summary = crate::write_zip_events(timeline, output)?;
+    Ok(Written {
+        notes: vec![format!(
+            "wrote {} ({} frames, {} state updates)",
+            output.display(),
+            summary.frames,
+            summary.states
+        )],
+        integrity: None,
+    })
+}
+
+/// HDF5 with positions as [frames x particles x 3] per session (the generic exporter has no
+/// list columns).
+#[cfg(feature = "hdf5")]
+fn write_hdf5(input: &Path, output: &Path, _: &ReadOptions) -> recfmt_core::Result<Written> {
+    let summary = crate::hdf5::write_hdf5(input, output, &Default::default())?;
+    let mut notes: Vec<String> = summary.notes.iter().map(|n| format!("note: {n}")).collect();
+    notes.push(format!(
+        "wrote {} ({} sessions, {} state rows)",
+        output.display(),
+        summary.sessions.len(),
+        summary.state_rows
+    ));
+    Ok(Written {
+        notes,
+        integrity: Some(summary.integrity),
+    })
+}
+
+const ACCEPTS: &str = "NanoVer recordings (.traj/.state)";
+
+static OUTPUTS: &[SpecialOutput] = &[
+    #[cfg(feature = "nanover-zip")]
+    SpecialOutput {
+        id: "nanover-zip",
+        help: "NanoVer's newer single-file recording (`messages.msgpack` + `index.msgpack` in a zip)",
+        file_extension: None,
+        source: OutputSource::Own {
+            accepts: ACCEPTS,
+            write: write_zip,
+        },
+    },
+    #[cfg(feature = "hdf5")]
+    SpecialOutput {
+        id: "hdf5",
+        help: "HDF5 with a group per session and positions as [frames x particles x 3]",
+        file_extension: Some("h5"),
+        source: OutputSource::Own {
+            accepts: ACCEPTS,
+            write: write_hdf5,
+        },
+    },
+];
 
 /// The NanoVer format descriptor for a [`recfmt_core::Registry`]. Opening either file of a
 /// pair reads both; `create` makes a [`crate::NanoverWriter`] (the `frames` + `state` schema
 /// that [`crate::NanoverRecording`] reads, written back as `.traj` + `.state`).
+/// It also copies faithfully, has the `version` option, checks records in `validate`,
+/// recovers damaged files, and writes `.nanover.zip` and its own HDF5 layout.
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
-    info: INFO,
-    tier: Tier::Magic,
-    score,
-    score_dir: None,
-    open,
     create: Some(crate::write::create),
+    options: &OPTIONS,
+    copy: Some(copy),
+    validate: Some(Validator {
+        against: None,
+        check,
+    }),
+    recover: Some(recover),
+    outputs: OUTPUTS,
+    ..FormatDescriptor::new(INFO, Tier::Magic, score, open)
 };

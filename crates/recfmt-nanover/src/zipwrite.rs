@@ -428,7 +428,7 @@ const DOS_DATE: u16 = 0x0021;
 /// `external_attr` of `ZipFile.open(name, "w")`: `0o600 << 16`.
 const EXTERNAL_ATTR: u32 = 0o600 << 16;
 
-/// A file written under `.<name>.partial` and renamed when complete (seekable, unlike
+/// A file written under a temporary name and moved into place when complete (seekable, unlike
 /// [`recfmt_core::AtomicFile`]).
 struct Partial {
     out: Option<BufWriter<File>>,
@@ -438,17 +438,8 @@ struct Partial {
 
 impl Partial {
     fn create(target: &Path) -> std::io::Result<Self> {
-        let name = target.file_name().ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "output path has no file name",
-            )
-        })?;
-        let mut temp = std::ffi::OsString::from(".");
-        temp.push(name);
-        temp.push(".partial");
-        let temp = target.with_file_name(temp);
-        let file = File::create(&temp)?;
+        recfmt_core::atomic::check_target(target, recfmt_core::atomic::default_replace())?;
+        let (temp, file) = recfmt_core::atomic::create_temp_file(target)?;
         Ok(Partial {
             out: Some(BufWriter::with_capacity(1 << 20, file)),
             temp,
@@ -470,14 +461,22 @@ impl Partial {
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&self.temp, &self.target)
+        let moved = recfmt_core::atomic::move_into_place(
+            &self.temp,
+            &self.target,
+            recfmt_core::atomic::default_replace(),
+        );
+        if moved.is_err() {
+            recfmt_core::atomic::discard(&self.temp);
+        }
+        moved
     }
 }
 
 impl Drop for Partial {
     fn drop(&mut self) {
         if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.temp);
+            recfmt_core::atomic::discard(&self.temp);
         }
     }
 }

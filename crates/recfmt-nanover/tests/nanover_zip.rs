@@ -114,7 +114,13 @@ fn converting_the_sample_gives_the_shipped_zip() {
     );
     assert_eq!(summary.values_changed, 0);
     assert!(!summary.integrity.lost_data());
-    assert!(!work.path().join(".sim.nanover.zip.partial").exists());
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 
     // Our reader sees exactly the same events in both.
     let read = |p: &std::path::Path| {

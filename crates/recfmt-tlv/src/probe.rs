@@ -44,11 +44,47 @@ fn create(path: &Path) -> recfmt_core::Result<Box<dyn recfmt_core::RecordingWrit
 }
 
 /// The USVLOG format descriptor for a [`recfmt_core::Registry`].
+/// Besides reading and writing it copies sessions byte for byte and takes `layout` options
+/// (record layout files, as `ReadOptions::layouts`).
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
-    info: INFO,
-    tier: Tier::Magic,
-    score,
     score_dir: Some(score_dir),
-    open,
     create: Some(create),
+    options: &OPTIONS,
+    copy: Some(copy),
+    ..FormatDescriptor::new(INFO, Tier::Magic, score, open_with_layouts)
 };
+
+static OPTIONS: [recfmt_core::FormatOption; 1] = [recfmt_core::FormatOption {
+    key: "layout",
+    kind: recfmt_core::OptionKind::Path,
+    default: None,
+    help: "a record layout file (JSON or TOML) for record types recfmt does not know (repeatable)",
+}];
+
+/// Opens with the `layout` options added to the layouts of `options`.
+fn open_with_layouts(
+    path: &Path,
+    options: &ReadOptions,
+) -> recfmt_core::Result<Box<dyn RecordingReader>> {
+    if options.format_options.get("layout").is_none() {
+        return open(path, options);
+    }
+    let mut options = options.clone();
+    let extra: Vec<std::path::PathBuf> = options
+        .format_options
+        .get_all("layout")
+        .map(std::path::PathBuf::from)
+        .collect();
+    options.layouts.extend(extra);
+    open(path, &options)
+}
+
+fn copy(
+    source: &Path,
+    target: &Path,
+    _: &ReadOptions,
+) -> recfmt_core::Result<recfmt_core::Integrity> {
+    use recfmt_core::ResultExt;
+    crate::copy_session(source, target).in_file(source)?;
+    Ok(recfmt_core::Integrity::default())
+}

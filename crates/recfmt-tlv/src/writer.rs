@@ -24,17 +24,10 @@ struct PartialDir {
 
 impl PartialDir {
     fn create(target: &Path) -> Result<Self> {
-        let name = target
-            .file_name()
-            .ok_or_else(|| Error::Layout("output path has no folder name".into()))?;
-        let mut temp_name = std::ffi::OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(".partial");
-        let temp = target.with_file_name(temp_name);
-        if temp.exists() {
-            std::fs::remove_dir_all(&temp)?;
+        if target.file_name().is_none() {
+            return Err(Error::Layout("output path has no folder name".into()));
         }
-        if target.exists() {
+        if std::fs::symlink_metadata(target).is_ok() {
             return Err(Error::Layout(
                 format!(
                     "{} already exists; remove it or choose another output",
@@ -43,7 +36,10 @@ impl PartialDir {
                 .into(),
             ));
         }
-        std::fs::create_dir_all(&temp)?;
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let temp = recfmt_core::atomic::create_temp_dir(target)?;
         Ok(PartialDir {
             temp,
             target: target.to_path_buf(),
@@ -52,7 +48,11 @@ impl PartialDir {
     }
 
     fn commit(mut self) -> Result<()> {
-        std::fs::rename(&self.temp, &self.target)?;
+        recfmt_core::atomic::move_into_place(
+            &self.temp,
+            &self.target,
+            recfmt_core::Replace::Never,
+        )?;
         self.done = true;
         Ok(())
     }
@@ -61,7 +61,7 @@ impl PartialDir {
 impl Drop for PartialDir {
     fn drop(&mut self) {
         if !self.done {
-            let _ = std::fs::remove_dir_all(&self.temp);
+            recfmt_core::atomic::discard(&self.temp);
         }
     }
 }

@@ -1,8 +1,38 @@
 //! recfmt reads, writes, checks and converts simulation and vehicle recordings.
 //!
-//! This facade re-exports the format crates behind one feature each and assembles the
-//! [`default_registry`], which detects a recording's format from its first bytes. The `recfmt`
-//! command line (feature `cli`, on by default) is built on it.
+//! This facade re-exports the format crates behind one feature each, assembles the
+//! [`default_registry`] (which detects a recording's format from its first bytes and knows
+//! what each format can do), and is the one front door of every front end: the `recfmt`
+//! command line (feature `cli`, on by default) and the Python package call the same
+//! functions, which take plain option structs and return reports (serializable as the JSON
+//! the command line prints). They print nothing and never exit; errors are [`Error`] values.
+//!
+//! | task | call | report |
+//! |---|---|---|
+//! | open a recording | [`open`] | a [`core::RecordingReader`] |
+//! | summarise it | [`inspect::info`] | [`inspect::InfoReport`] |
+//! | what formats can do | [`inspect::formats`], [`convert::targets`] | [`inspect::FormatSummary`] |
+//! | check it | [`validate::validate`] | [`validate::ValidateReport`] |
+//! | convert it | [`convert::convert`], [`convert::convert_many`] | [`convert::ConvertReport`] |
+//! | repair it | [`ops::recover`] | [`ops::RecoverReport`] |
+//! | a format's queries | [`ops::query`] | text or JSON |
+//! | the state at a time | [`inspect::state_at`] | [`inspect::StateReport`] |
+//!
+//! Format-specific behaviour (options such as CARLA's `build`, ICAREC's compatibility
+//! checks, NanoVer's recovery, FlightGear's KML tracks, CARLA's queries) is declared in each
+//! format's [`core::FormatDescriptor`] and reached only through the registry, so a format
+//! registered at run time is converted the same way as the built-in ones:
+//!
+//! ```no_run
+//! use recfmt::convert::{ConvertOptions, convert};
+//! let registry = recfmt::default_registry();
+//! let options = ConvertOptions { target: "parquet".into(), ..Default::default() };
+//! let report = convert(registry, "run1".as_ref(), "out".as_ref(), &options, None)?;
+//! for line in &report.notes {
+//!     println!("{line}");
+//! }
+//! # Ok::<(), recfmt::Error>(())
+//! ```
 //!
 //! | format | feature | crate |
 //! |---|---|---|
@@ -76,9 +106,24 @@ pub use recfmt_plot as plot;
 #[cfg(feature = "usvlog")]
 pub use recfmt_tlv as tlv;
 
+pub mod convert;
+mod error;
+pub mod inspect;
+mod open;
+pub mod ops;
+mod report;
+mod tables;
+pub mod validate;
+
+pub use error::{Error, Result};
+pub use open::{OpenOptions, format_of, open};
+pub use report::{IntegrityReport, Outcome, to_json};
+pub use tables::Tables;
+
 use recfmt_core::Registry;
 
 /// Every format compiled into this build, detected in registration order of preference.
+/// Adding a format is one line here (and its crate as a dependency).
 pub fn default_registry() -> &'static Registry {
     static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
         #[allow(unused_mut)]
@@ -103,18 +148,13 @@ pub fn default_registry() -> &'static Registry {
 /// The version of recfmt, for provenance metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Copies a recording into the same format through its faithful low-level reader and writer,
-/// so the copy holds exactly the records of the source (for FlightGear tapes: the same
-/// decompressed content). Returns `Ok(None)` when this build has no faithful copy for
-/// `format`; callers then go through the generic model.
+/// Copies a recording into the same format through its faithful low-level reader and writer
+/// (the format descriptor's `copy`), so the copy holds exactly the records of the source (for
+/// FlightGear tapes: the same decompressed content). Returns `Ok(None)` when the default
+/// registry has no faithful copy for `format`; callers then go through the generic model.
 ///
-/// A CARLA log or FlightGear tape that ends early is copied up to its last complete record
-/// (CARLA: packet, FlightGear: frame; a FlightGear tape keeps its three containers, the cut
-/// one with its size field set to the frames kept), and the returned [`Integrity`] says what
-/// was lost; CARLA logs that end inside a frame (without its FrameEnd packet) are truncated
-/// too. A FlightGear tape cut inside its header cannot be copied: that is an error.
-///
-/// The output appears only when complete (written under a temporary name).
+/// A CARLA log or FlightGear tape that ends early is copied up to its last complete record,
+/// and the returned [`Integrity`] says what was lost. The output appears only when complete.
 ///
 /// [`Integrity`]: recfmt_core::Integrity
 pub fn copy_faithfully(
@@ -122,103 +162,8 @@ pub fn copy_faithfully(
     source: &std::path::Path,
     target: &std::path::Path,
 ) -> recfmt_core::Result<Option<recfmt_core::Integrity>> {
-    use recfmt_core::{Integrity, ResultExt};
-    match format {
-        #[cfg(feature = "usvlog")]
-        "usvlog" => {
-            recfmt_tlv::copy_session(source, target).in_file(source)?;
-            Ok(Some(Integrity::default()))
-        }
-        #[cfg(feature = "carla")]
-        "carla" => Ok(Some(copy_carla(source, target).in_file(source)?)),
-        #[cfg(feature = "fgtape")]
-        "fgtape" => {
-            let (tape, cut) =
-                recfmt_fgtape::normal::NormalTape::open_lenient(source).in_file(source)?;
-            let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
-            let out = tape.write_gzip(out).in_file(target)?;
-            out.commit().in_file(target)?;
-            let mut integrity = Integrity::default();
-            if let Some(e) = cut {
-                let kept: usize = tape.frame_counts().iter().sum();
-                integrity.truncate(e.offset().map_or(0, |o| o.get()), 0);
-                integrity.warn(format!(
-                    "{}: {e}; the copy keeps the {kept} complete frames",
-                    source.display()
-                ));
-            }
-            Ok(Some(integrity))
-        }
-        #[cfg(feature = "icarec")]
-        "icarec" => {
-            recfmt_icarec::copy_recording(source, target, &Default::default()).in_file(source)?;
-            Ok(Some(Integrity::default()))
-        }
-        #[cfg(feature = "nanover")]
-        "nanover" => {
-            recfmt_nanover::copy_recording(source, target).in_file(source)?;
-            Ok(Some(Integrity::default()))
-        }
-        _ => {
-            let _ = (source, target);
-            Ok(None)
-        }
+    match default_registry().by_id(format).and_then(|f| f.copy) {
+        Some(copy) => copy(source, target, &Default::default()).map(Some),
+        None => Ok(None),
     }
-}
-
-/// The CARLA part of [`copy_faithfully`]: every complete packet, up to a torn one.
-#[cfg(feature = "carla")]
-fn copy_carla(
-    source: &std::path::Path,
-    target: &std::path::Path,
-) -> Result<recfmt_core::Integrity, recfmt_carla::Error> {
-    use recfmt_carla::{Error, Packet};
-    let mut integrity = recfmt_core::Integrity::default();
-    let file = std::io::BufReader::new(std::fs::File::open(source)?);
-    let mut reader = recfmt_carla::Reader::new(file);
-    let header = reader.read_header()?;
-    let flavour = reader.detect_flavour()?;
-    let out = recfmt_core::AtomicFile::create(target)?;
-    let mut writer = recfmt_carla::Writer::new(out, flavour);
-    writer.write_header(&header)?;
-    let mut packet = Packet::default();
-    // The frame being copied (id, offset of its FrameStart) until its FrameEnd.
-    let mut open_frame = None;
-    loop {
-        match reader.read_packet(&mut packet) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(Error::Truncated {
-                what,
-                offset,
-                available,
-                ..
-            }) => {
-                integrity.truncate(offset, available);
-                integrity.warn(format!(
-                    "{}: truncated {what} at byte {offset}: the copy ends with the packet before it",
-                    source.display()
-                ));
-                open_frame = None;
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-        match &packet {
-            Packet::FrameStart(f) => open_frame = Some((f.id, reader.last_packet_offset())),
-            Packet::FrameEnd => open_frame = None,
-            _ => {}
-        }
-        writer.write_packet(&packet)?;
-    }
-    if let Some((id, start)) = open_frame {
-        let end = reader.position();
-        integrity.truncate(end, 0);
-        integrity.warn(format!(
-            "{}: the file ends inside frame {id} (FrameStart at byte {start}): expected a FrameEnd packet at byte {end}",
-            source.display()
-        ));
-    }
-    writer.into_inner()?.commit()?;
-    Ok(integrity)
 }

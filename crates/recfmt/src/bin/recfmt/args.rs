@@ -28,17 +28,25 @@ pub struct GlobalArgs {
     /// After a corrupt length field, scan forward for the next plausible record.
     #[arg(long, global = true)]
     pub resync: bool,
-    /// CARLA: read logs as this build (0.9.10, 0.9.12, 0.9.14, 0.9.15, 0.9.16, ue5, …) instead of
-    /// detecting it; also the layout of logs built from trajectories tables (default 0.9.15).
+    /// A format's own option, `KEY=VALUE` (`carla.build=0.9.10`; a plain `KEY` applies to the
+    /// format at hand). `recfmt formats` lists them. Repeatable.
+    #[arg(long = "opt", global = true, value_name = "KEY=VALUE")]
+    pub opts: Vec<String>,
+    /// Alias of `--opt carla.build=BUILD`: read CARLA logs as this build (0.9.10, 0.9.12,
+    /// 0.9.14, 0.9.15, 0.9.16, ue5, …); also the layout of logs built from trajectories tables.
     #[arg(long, global = true, value_name = "BUILD")]
     pub carla_build: Option<String>,
-    /// NanoVer: read `.traj`/`.state` files as this format version (1: the headerless files of
-    /// 2023's Rust server) instead of detecting it.
+    /// Alias of `--opt nanover.version=N`: read `.traj`/`.state` files as this format version
+    /// (1: the headerless files of 2023's Rust server) instead of detecting it.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2))]
     pub nanover_version: Option<u8>,
     /// A record layout file (JSON or TOML) for record types recfmt does not know. Repeatable.
     #[arg(long = "layout", global = true, value_name = "FILE")]
     pub layouts: Vec<PathBuf>,
+    /// Replace outputs that already exist (regular files only; without it, an existing
+    /// output is refused before anything is read).
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 /// The commands.
@@ -58,61 +66,18 @@ pub enum Command {
     /// when anything was dropped or changed.
     #[command(alias = "repair")]
     Recover(RepairArgs),
-    /// List the formats this build can read.
-    Formats,
-    /// CARLA's own recorder queries, with the text CARLA prints (or `--json`).
-    #[command(subcommand)]
-    Carla(CarlaCommand),
+    /// List the formats this build can read, with what each can do.
+    Formats(FormatsArgs),
     /// Draw signals against time, or an overview of every stream, as SVG or PNG.
     Plot(Box<crate::plot::PlotArgs>),
 }
 
-/// `recfmt carla …`: what `show_recorder_file_info`, `show_recorder_collisions` and
-/// `show_recorder_actors_blocked` print, without a running simulator.
-#[derive(Debug, Subcommand)]
-pub enum CarlaCommand {
-    /// The recording's header and frames (`show_recorder_file_info`).
-    Info {
-        /// A CARLA recorder log.
-        path: PathBuf,
-        /// Every packet of every frame (CARLA's `show_all`).
-        #[arg(long)]
-        all: bool,
-        /// Print the information as one JSON object instead of CARLA's text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Collisions between actor categories (`show_recorder_collisions`): `a` any, `h` hero,
-    /// `v` vehicle, `w` walker, `t` traffic light, `o` other.
-    Collisions {
-        /// A CARLA recorder log.
-        path: PathBuf,
-        /// Category of the first actor.
-        #[arg(long, default_value_t = 'a')]
-        type1: char,
-        /// Category of the second actor.
-        #[arg(long, default_value_t = 'a')]
-        type2: char,
-        /// Print JSON instead of CARLA's text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Actors that stayed blocked (`show_recorder_actors_blocked`).
-    Blocked {
-        /// A CARLA recorder log.
-        path: PathBuf,
-        /// Shortest blocked time in seconds.
-        #[arg(long, default_value_t = 60.0)]
-        min_time: f64,
-        /// Largest distance in centimetres that still counts as not moving.
-        #[arg(long, default_value_t = 100.0)]
-        min_distance: f64,
-        /// Print JSON instead of CARLA's text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// The actors' tracks seen from above, as SVG or PNG.
-    Map(crate::plot::CarlaMapArgs),
+/// `recfmt formats`.
+#[derive(Debug, Args)]
+pub struct FormatsArgs {
+    /// Print one JSON array (formats with their options, outputs and queries) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `recfmt info`.
@@ -161,9 +126,10 @@ pub struct ConvertArgs {
     /// parallel, one output per input under the output directory.
     #[arg(required = true, value_name = "PATH")]
     pub inputs: Vec<PathBuf>,
-    /// Output kind.
-    #[arg(long, value_enum)]
-    pub to: ConvertTo,
+    /// Output kind: a table format, a recording format, or a format's own output (see
+    /// `recfmt formats`).
+    #[arg(long, value_parser = targets())]
+    pub to: String,
     /// Output directory (`DIR/<stream>.<ext>`), or with `--to hdf5` the `.h5` file. With several
     /// inputs always a directory: `DIR/<input name>/…` or `DIR/<input name>.h5`.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
@@ -221,66 +187,22 @@ pub struct ConvertArgs {
     /// Default: the longest text in the recording, found by a first pass.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
     pub string_width: Option<u32>,
-    /// CARLA: the map named in a log built from a trajectories table (`--to carla` from CSV).
-    #[arg(long, default_value = "Town01", value_name = "NAME")]
-    pub map: String,
+    /// Alias of `--opt carla.map=NAME`: the map named in a log built from a trajectories table.
+    #[arg(long, value_name = "NAME")]
+    pub map: Option<String>,
     /// Inputs converted at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
 }
 
-/// Output kinds of `convert`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConvertTo {
-    /// Apache Parquet, one file per stream.
-    Parquet,
-    /// CSV with a header row, one file per stream.
-    Csv,
-    /// Arrow IPC file (Feather v2), one file per stream.
-    Arrow,
-    /// Newline-delimited JSON, one file per stream.
-    Ndjson,
-    /// HDF5, one file (`-o FILE.h5`): a group per stream, a dataset per column.
-    Hdf5,
-    /// A KML flight track (`-o FILE.kml`): the aircraft, and one track per multiplayer
-    /// callsign (FlightGear tapes).
-    Kml,
-    /// A GPX flight track (`-o FILE.gpx`), as for KML.
-    Gpx,
-    /// A USVLOG session folder (`-o` names the folder).
-    Usvlog,
-    /// An ICAREC recording directory.
-    Icarec,
-    /// The HDF5 layout the Icarus simulator writes (`/time`, `/signals/<name>`, `/metadata`).
-    #[value(name = "icarus-h5")]
-    IcarusH5,
-    /// A CARLA recorder log.
-    Carla,
-    /// A FlightGear tape.
-    Fgtape,
-    /// MCAP for Foxglove and Lichtblick (`-o FILE.mcap`): a channel per stream, JSON
-    /// messages with a JSON Schema.
-    Mcap,
-    /// A NanoVer recording (`.traj`, with its `.state` beside it).
-    Nanover,
-    /// NanoVer's newer single-file recording (`messages.msgpack` + `index.msgpack` in a zip).
-    #[value(name = "nanover-zip")]
-    NanoverZip,
-}
-
-impl ConvertTo {
-    /// The recording format id when the target is a recording format rather than tables.
-    pub fn recording_format(self) -> Option<&'static str> {
-        match self {
-            ConvertTo::Usvlog => Some("usvlog"),
-            ConvertTo::Icarec => Some("icarec"),
-            ConvertTo::IcarusH5 => Some("icarus-h5"),
-            ConvertTo::Carla => Some("carla"),
-            ConvertTo::Fgtape => Some("fgtape"),
-            ConvertTo::Nanover => Some("nanover"),
-            _ => None,
-        }
-    }
+/// The targets of `--to`, looked up in the default registry.
+fn targets() -> clap::builder::PossibleValuesParser {
+    let values: Vec<clap::builder::PossibleValue> =
+        recfmt::convert::targets(recfmt::default_registry())
+            .into_iter()
+            .map(|t| clap::builder::PossibleValue::new(t.id).help(t.help))
+            .collect();
+    clap::builder::PossibleValuesParser::new(values)
 }
 
 /// Target of `--upcast`.

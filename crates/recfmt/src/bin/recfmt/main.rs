@@ -1,46 +1,60 @@
 //! The `recfmt` command line: inspect, print, validate and convert recordings.
 //!
+//! Every command goes through the `recfmt` library's front door and the default format
+//! registry; this binary only parses arguments and prints reports.
+//!
 //! Exit codes: 0 success, 1 error (and `validate`: INVALID), 2 usage, 3 finished but input
 //! data was lost.
 
 mod args;
 mod commands;
 mod convert;
-mod mcap;
 mod plot;
-mod scan;
+mod query;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
-
-/// How a command ended when it did not fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Everything was read.
-    Complete,
-    /// The command finished, but the input was truncated or had corrupt records.
-    DataLost,
-    /// `validate` found problems other than lost data: the recording is INVALID.
-    Invalid,
-}
+pub use recfmt::Outcome;
 
 const EXIT_ERROR: u8 = 1;
 const EXIT_DATA_LOST: u8 = 3;
 
+/// Exit code after SIGINT or SIGTERM, as shells report a process a signal ended (128 + 2).
+const EXIT_INTERRUPTED: i32 = 130;
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Info(a) => commands::info(&cli.global, a),
-        Command::Cat(a) => commands::cat(&cli.global, a),
-        Command::Convert(a) => convert::convert(&cli.global, a),
-        Command::Validate(a) => commands::validate(&cli.global, a),
-        Command::Recover(a) => commands::recover(&cli.global, a),
-        Command::Formats => commands::formats(),
-        Command::Carla(c) => commands::carla(&cli.global, c),
-        Command::Plot(a) => plot::plot(&cli.global, a),
+    // Ctrl-C or a termination request: remove every unfinished output, so the folder is as
+    // the run found it, then stop.
+    let _ = ctrlc::set_handler(|| {
+        recfmt::core::atomic::remove_pending();
+        eprintln!("recfmt: interrupted; unfinished outputs removed");
+        std::process::exit(EXIT_INTERRUPTED);
+    });
+    let registry = recfmt::default_registry();
+    let cli = plot::with_carla_map(query::with_query_commands(Cli::command(), registry));
+    let matches = cli.get_matches();
+    let result = match plot::run_if_carla_map(&matches)
+        .or_else(|| query::run_if_query(&matches, registry))
+    {
+        Some(result) => result,
+        None => {
+            let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+            if cli.global.force {
+                recfmt::core::atomic::set_default_replace(recfmt::core::Replace::RegularFile);
+            }
+            match &cli.command {
+                Command::Info(a) => commands::info(&cli.global, a),
+                Command::Cat(a) => commands::cat(&cli.global, a),
+                Command::Convert(a) => convert::convert(&cli.global, a),
+                Command::Validate(a) => commands::validate(&cli.global, a),
+                Command::Recover(a) => commands::recover(&cli.global, a),
+                Command::Formats(a) => commands::formats(a),
+                Command::Plot(a) => plot::plot(&cli.global, a),
+            }
+        }
     };
     match result {
         Ok(Outcome::Complete) => ExitCode::SUCCESS,
@@ -65,14 +79,17 @@ fn main() -> ExitCode {
     }
 }
 
-/// `recfmt cat … | head` closes the pipe early; that is not an error. Format crates wrap I/O
-/// errors transparently (the `io::Error` is then not in the source chain), so their wrappers
-/// are looked into too.
+/// `recfmt cat … | head` closes the pipe early; that is not an error. Errors wrap I/O errors
+/// transparently (the `io::Error` is then not in the source chain), so they are asked.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>().is_some_and(broken)
-            || matches!(c.downcast_ref::<recfmt_core::Error>(), Some(recfmt_core::Error::Io(io)) if broken(io))
-            || matches!(c.downcast_ref::<recfmt_carla::Error>(), Some(recfmt_carla::Error::Io(io)) if broken(io))
+            || c.downcast_ref::<recfmt::core::Error>()
+                .and_then(recfmt::core::Error::io_error)
+                .is_some_and(broken)
+            || c.downcast_ref::<recfmt::Error>()
+                .and_then(recfmt::Error::io_error)
+                .is_some_and(broken)
     })
 }

@@ -3,14 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::{ArgMatches, Args, Command, FromArgMatches, ValueEnum};
+use recfmt::core::{Integrity, RecordingReader};
+use recfmt::export::{Pattern, Pipeline, SelectedReader, TimeBound, TimeRange};
 use recfmt::plot::{Figure, Panels, SignalOptions};
-use recfmt_core::{Integrity, RecordingReader};
-use recfmt_export::{Pattern, Pipeline, SelectedReader, TimeBound, TimeRange};
 
 use crate::Outcome;
 use crate::args::GlobalArgs;
-use crate::commands::{open, outcome, report_loss};
+use crate::commands::{open_options, report_loss};
 
 /// `recfmt plot`.
 #[derive(Debug, Args)]
@@ -83,15 +83,51 @@ fn write(figure: &Figure, output: &Path, width: u32, height: Option<u32>) -> Res
 }
 
 fn finish(integrity: &Integrity) -> Outcome {
-    report_loss(integrity);
-    outcome(integrity)
+    report_loss(&integrity.into());
+    Outcome::of(integrity)
+}
+
+/// The `carla` group the registry's queries build, with `map` added (a picture, not a query).
+pub fn with_carla_map(cli: Command) -> Command {
+    if cli.find_subcommand("carla").is_none() {
+        return cli;
+    }
+    cli.mut_subcommand("carla", |group| {
+        group.subcommand(
+            CarlaMapArgs::augment_args(Command::new("map"))
+                .about("The actors' tracks seen from above, as SVG or PNG"),
+        )
+    })
+}
+
+/// Runs `recfmt carla map` if the command line names it.
+pub fn run_if_carla_map(matches: &ArgMatches) -> Option<Result<Outcome>> {
+    let ("carla", group) = matches.subcommand()? else {
+        return None;
+    };
+    let ("map", args) = group.subcommand()? else {
+        return None;
+    };
+    let run = || {
+        let global = GlobalArgs::from_arg_matches(args)?;
+        let map = CarlaMapArgs::from_arg_matches(args)?;
+        if global.force {
+            recfmt::core::atomic::set_default_replace(recfmt::core::Replace::RegularFile);
+        }
+        carla_map(&global, &map)
+    };
+    Some(run())
 }
 
 /// `recfmt plot`.
 pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     // Refuse a bad output name before reading anything.
     recfmt::plot::ImageKind::from_path(&args.output)?;
-    let mut reader = open(global, &args.path)?;
+    let mut reader = recfmt::open(
+        recfmt::default_registry(),
+        &args.path,
+        &open_options(global)?,
+    )?;
     let title = recfmt::plot::title_for(&args.path, reader.as_ref());
     let range = TimeRange {
         start: args.start.as_deref().map(TimeBound::parse).transpose()?,
@@ -146,11 +182,11 @@ pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
 /// `recfmt carla map`.
 pub fn carla_map(global: &GlobalArgs, args: &CarlaMapArgs) -> Result<Outcome> {
     recfmt::plot::ImageKind::from_path(&args.output)?;
-    let options = recfmt_core::ReadOptions {
-        strict: global.strict,
-        resync: global.resync,
-        ..Default::default()
-    };
+    let registry = recfmt::default_registry();
+    let carla = registry
+        .by_id("carla")
+        .context("this build of recfmt reads no CARLA logs")?;
+    let options = open_options(global)?.read_options_for(registry, carla)?;
     let figure = recfmt::pictures::carla_map(&args.path, &options)
         .with_context(|| format!("reading {}", args.path.display()))?;
     write(&figure, &args.output, args.width, args.height)?;

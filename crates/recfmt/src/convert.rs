@@ -1,0 +1,878 @@
+//! `convert`: any recording into tables (one per stream or one merged), HDF5, another
+//! recording format, or an output a format writes in its own way; with selection, time ranges
+//! and provenance; several inputs in parallel.
+//!
+//! The target is looked up, never matched: [`targets`] lists the generic table outputs, every
+//! registered format that can be written, and every format's own outputs.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use recfmt_core::{
+    FormatDescriptor, OutputSource, RecordingReader, Registry, SpecialOutput, TimeSystem,
+};
+use recfmt_export::{
+    Alignment, CsvOptions, ExportOptions, MergedReader, ParquetCompression, Pattern, Pipeline,
+    SelectedReader, Selection, TableFormat, TimeBound, TimeRange,
+};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::Context;
+use crate::{Error, IntegrityReport, OpenOptions, Outcome, Result};
+
+/// Union merges above this many rows get a warning first.
+const UNION_WARN_ROWS: u64 = 10_000_000;
+
+/// What to convert into, and how.
+#[derive(Debug, Clone)]
+pub struct ConvertOptions {
+    /// How to open the inputs.
+    pub open: OpenOptions,
+    /// A target id from [`targets`]: `parquet`, `csv`, `arrow`, `ndjson`, `hdf5`, a format id
+    /// (`usvlog`, `carla`, …) or a format's own output (`kml`, `nanover-zip`, …).
+    pub target: String,
+    /// Parquet compression.
+    pub compression: ParquetCompression,
+    /// Rows per record batch (and Parquet row group).
+    pub batch_rows: usize,
+    /// CSV field delimiter: one ASCII character, or `tab`.
+    pub delimiter: String,
+    /// CSV: a second header row with units.
+    pub units_row: bool,
+    /// Keep streams matching these names, globs or `re:` regexes.
+    pub streams: Vec<String>,
+    /// Drop streams matching these.
+    pub exclude_streams: Vec<String>,
+    /// Keep signals matching these (`name` or `stream.name`).
+    pub signals: Vec<String>,
+    /// Drop signals matching these.
+    pub exclude_signals: Vec<String>,
+    /// First time kept (`60s`, `+12.5s`, RFC 3339).
+    pub start: Option<String>,
+    /// First time no longer kept.
+    pub end: Option<String>,
+    /// Also keep each stream's last row before `start`.
+    pub carry_last: bool,
+    /// One merged table: `union`, `asof:STREAM` or `raster:STEP`.
+    pub merge: Option<String>,
+    /// With a union merge, refuse when it could exceed this many rows.
+    pub max_rows: Option<u64>,
+    /// Widen float32 signals to float64.
+    pub upcast_f64: bool,
+    /// Add an absolute time column in this system.
+    pub time_column: Option<TimeSystem>,
+    /// HDF5: bytes per fixed-width string (default: the longest text, found by a first pass).
+    pub string_width: Option<u32>,
+    /// Inputs converted at once by [`convert_many`] (default: the number of cores).
+    pub jobs: Option<usize>,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> Self {
+        ConvertOptions {
+            open: OpenOptions::default(),
+            target: "parquet".into(),
+            compression: ParquetCompression::Zstd,
+            batch_rows: 65_536,
+            delimiter: ",".into(),
+            units_row: false,
+            streams: Vec::new(),
+            exclude_streams: Vec::new(),
+            signals: Vec::new(),
+            exclude_signals: Vec::new(),
+            start: None,
+            end: None,
+            carry_last: false,
+            merge: None,
+            max_rows: None,
+            upcast_f64: false,
+            time_column: None,
+            string_width: None,
+            jobs: None,
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// True when nothing about the rows changes (no selection, range, merge, upcast or extra
+    /// column), so a conversion to the source's own format can be a faithful copy.
+    pub fn is_plain(&self) -> bool {
+        self.streams.is_empty()
+            && self.exclude_streams.is_empty()
+            && self.signals.is_empty()
+            && self.exclude_signals.is_empty()
+            && self.start.is_none()
+            && self.end.is_none()
+            && self.merge.is_none()
+            && !self.upcast_f64
+            && self.time_column.is_none()
+    }
+
+    fn pipeline(&self) -> Result<Pipeline> {
+        fn patterns(texts: &[String]) -> Result<Vec<Pattern>> {
+            Ok(texts
+                .iter()
+                .map(|t| Pattern::parse(t))
+                .collect::<Result<_, _>>()?)
+        }
+        Ok(Pipeline {
+            selection: Selection {
+                streams: patterns(&self.streams)?,
+                exclude_streams: patterns(&self.exclude_streams)?,
+                signals: patterns(&self.signals)?,
+                exclude_signals: patterns(&self.exclude_signals)?,
+            },
+            range: TimeRange {
+                start: self.start.as_deref().map(TimeBound::parse).transpose()?,
+                end: self.end.as_deref().map(TimeBound::parse).transpose()?,
+                carry_last: self.carry_last,
+            },
+            upcast_f64: self.upcast_f64,
+            absolute_time: self.time_column,
+        })
+    }
+}
+
+/// A kind of `convert` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// One table file per stream (or one merged) in an output directory.
+    Tables,
+    /// One HDF5 file.
+    Hdf5,
+    /// One MCAP file for Foxglove and Lichtblick.
+    Mcap,
+    /// A recording of a registered format.
+    Recording,
+    /// An output a format writes in its own way.
+    Special,
+}
+
+/// One `convert` target.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    /// The id `--to` takes.
+    pub id: &'static str,
+    /// What it writes.
+    pub help: String,
+    /// What kind of output it is.
+    pub kind: TargetKind,
+    /// The extension of its single output file, if it writes one.
+    pub file_extension: Option<&'static str>,
+}
+
+/// The generic table targets this build has.
+fn table_targets() -> Vec<(&'static str, &'static str, TableFormat)> {
+    let all = [
+        (
+            "parquet",
+            "Apache Parquet, one file per stream",
+            TableFormat::Parquet,
+            cfg!(feature = "export-parquet"),
+        ),
+        (
+            "csv",
+            "CSV with a header row, one file per stream",
+            TableFormat::Csv,
+            cfg!(feature = "export-csv"),
+        ),
+        (
+            "arrow",
+            "Arrow IPC file (Feather v2), one file per stream",
+            TableFormat::Arrow,
+            cfg!(feature = "export-arrow"),
+        ),
+        (
+            "ndjson",
+            "newline-delimited JSON, one file per stream",
+            TableFormat::Ndjson,
+            cfg!(feature = "export-ndjson"),
+        ),
+    ];
+    all.into_iter()
+        .filter(|t| t.3)
+        .map(|(id, help, format, _)| (id, help, format))
+        .collect()
+}
+
+/// Every target `convert` can write with `registry`: the table formats, HDF5, every format
+/// that can be written, and the formats' own outputs (each id once).
+pub fn targets(registry: &Registry) -> Vec<Target> {
+    let mut out: Vec<Target> = table_targets()
+        .into_iter()
+        .map(|(id, help, _)| Target {
+            id,
+            help: help.into(),
+            kind: TargetKind::Tables,
+            file_extension: None,
+        })
+        .collect();
+    #[cfg(feature = "export-hdf5")]
+    out.push(Target {
+        id: "hdf5",
+        help: "HDF5, one file (-o FILE.h5): a group per stream, a dataset per column".into(),
+        kind: TargetKind::Hdf5,
+        file_extension: Some("h5"),
+    });
+    #[cfg(feature = "export-mcap")]
+    out.push(Target {
+        id: "mcap",
+        help: "MCAP for Foxglove and Lichtblick, one file (-o FILE.mcap): a channel per stream, JSON messages with a JSON Schema".into(),
+        kind: TargetKind::Mcap,
+        file_extension: Some("mcap"),
+    });
+    let mut specials = Vec::new();
+    for f in registry.formats() {
+        if f.is_target() {
+            out.push(Target {
+                id: f.info.id,
+                help: format!("a {} recording", f.info.name),
+                kind: TargetKind::Recording,
+                file_extension: None,
+            });
+        }
+        for o in f.outputs {
+            specials.push(Target {
+                id: o.id,
+                help: o.help.into(),
+                kind: TargetKind::Special,
+                file_extension: o.file_extension,
+            });
+        }
+    }
+    for s in specials {
+        if !out.iter().any(|t| t.id == s.id) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// One file a conversion wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputFile {
+    /// Its path.
+    pub path: PathBuf,
+    /// Rows written (0 when not counted).
+    pub rows: u64,
+}
+
+/// What converting one input did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConvertReport {
+    /// The input.
+    pub input: PathBuf,
+    /// The output (directory or file).
+    pub output: PathBuf,
+    /// Complete, or input data lost.
+    pub outcome: Outcome,
+    /// Lines for people, in order (`wrote …`, `note: …`, `warning: …`).
+    pub notes: Vec<String>,
+    /// What reading the input lost.
+    pub integrity: IntegrityReport,
+    /// The table files written, with their rows (table and HDF5 targets).
+    pub files: Vec<OutputFile>,
+}
+
+/// Progress of one input: bytes (or rows) done, and the total when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Which input (its index in [`convert_many`]'s list; 0 for [`convert`]).
+    pub input: usize,
+    /// Done so far.
+    pub done: u64,
+    /// The total, when known.
+    pub total: Option<u64>,
+}
+
+/// Called with progress from the converting threads.
+pub type ProgressFn<'a> = &'a (dyn Fn(Progress) + Sync);
+
+/// Where one output goes when several inputs are converted into `dir`: `DIR/<input name>`, or
+/// `DIR/<input name>.<ext>` for targets that write one file.
+pub fn output_for(registry: &Registry, target: &str, dir: &Path, input: &Path) -> PathBuf {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".into());
+    let ext = targets(registry)
+        .into_iter()
+        .find(|t| t.id == target && t.kind != TargetKind::Recording)
+        .and_then(|t| t.file_extension);
+    match ext {
+        Some(ext) => dir.join(format!("{name}.{ext}")),
+        None => dir.join(name),
+    }
+}
+
+/// Converts several inputs in parallel, one output each under `dir` (see [`output_for`]).
+/// Every input gets its result, in input order; two inputs that would write the same output
+/// are refused before anything is written.
+pub fn convert_many(
+    registry: &Registry,
+    inputs: &[PathBuf],
+    dir: &Path,
+    options: &ConvertOptions,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<Vec<Result<ConvertReport>>> {
+    let mut outputs: Vec<PathBuf> = Vec::new();
+    for input in inputs {
+        let target = output_for(registry, &options.target, dir, input);
+        if outputs.contains(&target) {
+            return Err(Error::Invalid(format!(
+                "two inputs would both write {}: convert them separately",
+                target.display()
+            )));
+        }
+        outputs.push(target);
+    }
+    let jobs = options
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .clamp(1, inputs.len().max(1));
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<Result<ConvertReport>>>> =
+        Mutex::new((0..inputs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
+                        let i = *n;
+                        *n += 1;
+                        i
+                    };
+                    let Some(input) = inputs.get(i) else { break };
+                    let on_progress = |done, total| {
+                        if let Some(p) = progress {
+                            p(Progress {
+                                input: i,
+                                done,
+                                total,
+                            });
+                        }
+                    };
+                    let result = convert_with(registry, input, &outputs[i], options, &on_progress);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                }
+            });
+        }
+    });
+    Ok(results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Error::Invalid("not converted".into()))))
+        .collect())
+}
+
+/// Converts one recording (or, for targets built from tables, one table) into `output`.
+pub fn convert(
+    registry: &Registry,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<ConvertReport> {
+    let on_progress = |done, total| {
+        if let Some(p) = progress {
+            p(Progress {
+                input: 0,
+                done,
+                total,
+            });
+        }
+    };
+    convert_with(registry, input, output, options, &on_progress)
+}
+
+/// A report of `notes` and the integrity to report.
+fn report(
+    input: &Path,
+    output: &Path,
+    notes: Vec<String>,
+    integrity: &recfmt_core::Integrity,
+) -> ConvertReport {
+    ConvertReport {
+        input: input.to_path_buf(),
+        output: output.to_path_buf(),
+        outcome: Outcome::of(integrity),
+        notes,
+        integrity: integrity.into(),
+        files: Vec::new(),
+    }
+}
+
+/// The format output `target` of a format built from tables that reads `input`, if any.
+fn table_output(
+    registry: &Registry,
+    target: &str,
+    input: &Path,
+) -> Option<(&'static FormatDescriptor, &'static SpecialOutput)> {
+    use recfmt_core::TableReader;
+    let ext = input.extension()?.to_str()?;
+    registry.formats().iter().find_map(|f| {
+        let o = f.outputs.iter().find(|o| o.id == target)?;
+        let OutputSource::Table { extensions, .. } = o.source else {
+            return None;
+        };
+        let readable = extensions
+            .iter()
+            .chain(crate::tables::Tables.extensions())
+            .any(|e| e.eq_ignore_ascii_case(ext));
+        readable.then_some((*f, o))
+    })
+}
+
+fn convert_with(
+    registry: &Registry,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    on_progress: &(dyn Fn(u64, Option<u64>) + Sync),
+) -> Result<ConvertReport> {
+    registry.check_options(&options.open.format_options)?;
+    if let Some((format, out)) = table_output(registry, &options.target, input)
+        && let OutputSource::Table { write, .. } = out.source
+    {
+        let read = options.open.read_options_for(registry, format)?;
+        let written = write(input, output, &read, &crate::tables::Tables)?;
+        let integrity = written.integrity.unwrap_or_default();
+        return Ok(report(input, output, written.notes, &integrity));
+    }
+    let pipeline = options.pipeline()?;
+    let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
+        let reader = crate::open(registry, input, &options.open)
+            .map_err(|e| recfmt_core::Error::invalid(e.to_string()))?;
+        Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
+    };
+    let mut reader: Box<dyn RecordingReader> = match open_selected() {
+        Ok(reader) => reader,
+        Err(e) => return nothing_kept(registry, input, output, options).ok_or(e.into()),
+    };
+    let mut notes = Vec::new();
+
+    if let Some(rule) = &options.merge {
+        let alignment = Alignment::parse(rule)?;
+        if alignment == Alignment::Union {
+            let counts = recfmt_export::count_rows(reader.as_mut())?;
+            let estimate: u64 = counts.iter().sum();
+            if options.max_rows.is_some_and(|max| estimate > max) {
+                return Err(Error::Invalid(format!(
+                    "a union of timestamps could reach {estimate} rows, more than --max-rows; use --merge asof:STREAM or raster:STEP"
+                )));
+            }
+            if estimate > UNION_WARN_ROWS {
+                notes.push(format!(
+                    "warning: the union of timestamps can reach {estimate} rows (the sum of all streams); --merge asof:STREAM or raster:STEP keeps it smaller"
+                ));
+            }
+        }
+        let mut open_fn = open_selected;
+        reader = Box::new(MergedReader::with_max_rows(
+            &mut open_fn,
+            alignment,
+            options.max_rows,
+        )?);
+    }
+
+    let target = options.target.as_str();
+    if let Some(format) = registry.by_id(target).filter(|f| f.is_target()) {
+        return to_recording(registry, input, output, options, format, reader, notes);
+    }
+    let source_format = reader.header().format;
+    for f in registry.formats() {
+        for out in f.outputs.iter().filter(|o| o.id == target) {
+            match out.source {
+                OutputSource::Rows(write) => {
+                    let read = options.open.read_options_for(registry, f)?;
+                    let written = write(reader.as_mut(), output, &read)?;
+                    notes.extend(written.notes);
+                    let integrity = written
+                        .integrity
+                        .unwrap_or_else(|| reader.integrity().clone());
+                    return Ok(report(input, output, notes, &integrity));
+                }
+                OutputSource::Own { write, .. }
+                    if f.info.id == source_format && options.is_plain() =>
+                {
+                    let read = options.open.read_options_for(registry, f)?;
+                    let written = write(input, output, &read)?;
+                    notes.extend(written.notes);
+                    let integrity = written
+                        .integrity
+                        .unwrap_or_else(|| reader.integrity().clone());
+                    return Ok(report(input, output, notes, &integrity));
+                }
+                OutputSource::Own { accepts, .. } if !is_generic(target) => {
+                    return Err(Error::Invalid(format!(
+                        "--to {target} converts {accepts}; this is {source_format}"
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
+    to_tables(registry, input, output, options, reader, notes, on_progress)
+}
+
+/// True for the generic targets (tables, HDF5 and MCAP).
+fn is_generic(target: &str) -> bool {
+    target == "hdf5" || target == "mcap" || table_targets().iter().any(|(id, _, _)| *id == target)
+}
+
+/// For an input that could not be selected from: when it opens but holds no stream because
+/// it was cut before any (a FlightGear tape ending inside its header), there is nothing to
+/// write, and that is a loss, not an error. `None` otherwise.
+fn nothing_kept(
+    registry: &Registry,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+) -> Option<ConvertReport> {
+    let reader = crate::open(registry, input, &options.open).ok()?;
+    if !reader.schema().streams.is_empty() || !reader.integrity().lost_data() {
+        return None;
+    }
+    Some(report(
+        input,
+        output,
+        vec![format!(
+            "nothing written: {} ends before any stream could be read",
+            input.display()
+        )],
+        reader.integrity(),
+    ))
+}
+
+/// Into a recording format: a faithful copy when source and target formats agree and
+/// nothing is selected, else the rows through the target's generic writer, which refuses
+/// (listing what does not fit) recordings it cannot hold.
+fn to_recording(
+    registry: &Registry,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    format: &'static FormatDescriptor,
+    mut reader: Box<dyn RecordingReader>,
+    mut notes: Vec<String>,
+) -> Result<ConvertReport> {
+    let id = format.info.id;
+    if options.is_plain()
+        && reader.header().format == id
+        && let Some(copy) = format.copy
+    {
+        let read = options.open.read_options_for(registry, format)?;
+        let copied = copy(input, output, &read)?;
+        notes.push(format!(
+            "copied {} to {} record for record",
+            input.display(),
+            output.display()
+        ));
+        return Ok(report(input, output, notes, &copied));
+    }
+    let create = format.create.ok_or_else(|| {
+        Error::Invalid(format!(
+            "recfmt cannot write {} recordings from other formats yet",
+            format.info.name
+        ))
+    })?;
+    let mut writer = create(output)?;
+    let streams = reader.schema().streams.len();
+    writer
+        .write_header(reader.header(), reader.schema())
+        .context_with(|| {
+            let hint = if streams > 1 {
+                "\n  hint: keep one stream with --stream NAME, or merge them into one with --merge asof:STREAM"
+            } else {
+                ""
+            };
+            format!("converting {} to {id}{hint}", input.display())
+        })?;
+    let mut frame = recfmt_core::FrameBuf::default();
+    let mut rows = 0u64;
+    while reader.read_frame(&mut frame)? {
+        writer.write_frame(&frame)?;
+        rows += 1;
+    }
+    writer.finish()?;
+    notes.push(format!("wrote {} ({rows} rows)", output.display()));
+    let mut r = report(input, output, notes, reader.integrity());
+    r.files.push(OutputFile {
+        path: output.to_path_buf(),
+        rows,
+    });
+    Ok(r)
+}
+
+fn delimiter(text: &str) -> Result<u8> {
+    match text {
+        "tab" | "\\t" => Ok(b'\t'),
+        t if t.len() == 1 && t.is_ascii() => Ok(t.as_bytes()[0]),
+        t => Err(Error::Invalid(format!(
+            "--delimiter must be one ASCII character or `tab`, not {t:?}"
+        ))),
+    }
+}
+
+/// Into tables (or HDF5) through the exporters, with provenance metadata.
+fn to_tables(
+    registry: &Registry,
+    input: &Path,
+    output: &Path,
+    options: &ConvertOptions,
+    mut reader: Box<dyn RecordingReader>,
+    mut notes: Vec<String>,
+    on_progress: &(dyn Fn(u64, Option<u64>) + Sync),
+) -> Result<ConvertReport> {
+    let target = options.target.as_str();
+    let hdf5 = target == "hdf5";
+    let mcap = target == "mcap" && cfg!(feature = "export-mcap");
+    let table = table_targets()
+        .into_iter()
+        .find(|(id, _, _)| *id == target)
+        .map(|(_, _, f)| f);
+    let format = match (table, hdf5) {
+        (Some(f), _) => f,
+        // HDF5 is written by its own writer below; the table options still apply.
+        (None, true) => TableFormat::Parquet,
+        // MCAP is written by its own writer below, with the same provenance.
+        (None, false) if mcap => TableFormat::Parquet,
+        (None, false) => {
+            let known: Vec<_> = targets(registry).iter().map(|t| t.id).collect();
+            return Err(Error::Invalid(format!(
+                "unknown target {target:?} (known: {})",
+                known.join(", ")
+            )));
+        }
+    };
+    // The input's digest is computed on a thread of its own while the export decodes.
+    let digest = {
+        let input = input.to_path_buf();
+        recfmt_export::PendingMetadata::spawn(move || {
+            let sha256 = source_sha256(&input).map_err(|e| crate::error::chain_text(&e))?;
+            Ok([("source.sha256".to_owned(), sha256)].into_iter().collect())
+        })
+    };
+    let mut export = ExportOptions::new(format);
+    export.batch_rows = options.batch_rows;
+    export.compression = options.compression;
+    export.csv = CsvOptions {
+        delimiter: delimiter(&options.delimiter)?,
+        units_row: options.units_row,
+    };
+    export.pending_metadata = Some(digest.clone());
+    let meta = &mut export.metadata;
+    meta.insert(
+        "source.file".into(),
+        input.file_name().map_or_else(
+            || input.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+    );
+    meta.insert("source.path".into(), input.display().to_string());
+    meta.insert("source.format".into(), reader.header().format.to_string());
+    meta.insert("source.version".into(), reader.header().version.clone());
+    meta.insert("recfmt.recfmt_version".into(), crate::VERSION.into());
+    if options.start.is_some() || options.end.is_some() {
+        let range = serde_json::json!({"start": options.start, "end": options.end, "carry_last": options.carry_last});
+        meta.insert("recfmt.time_range".into(), range.to_string());
+    }
+    let mut progress = |done, total: Option<u64>| on_progress(done, total);
+    #[cfg(feature = "export-mcap")]
+    if mcap {
+        let options = recfmt_export::mcap::McapOptions {
+            metadata: export.metadata.clone(),
+            pending_metadata: Some(digest),
+            scene: crate::pictures::mcap_scene(reader.header(), reader.schema()),
+        };
+        let written =
+            recfmt_export::mcap::export_mcap(reader.as_mut(), output, &options, &mut progress)
+                .context_with(|| {
+                    format!("converting {} into {}", input.display(), output.display())
+                })?;
+        mcap_notes(output, &written, &mut notes);
+        return Ok(report(input, output, notes, reader.integrity()));
+    }
+    let written = if hdf5 {
+        #[cfg(feature = "export-hdf5")]
+        {
+            for o in recfmt_export::hdf5::omitted_columns(&reader.schema().streams) {
+                notes.push(format!(
+                    "note: HDF5 has no column for {}.{} ({}); it is listed in the group's recfmt.omitted_columns",
+                    o.stream, o.signal, o.reason
+                ));
+            }
+            let string_width = match options.string_width {
+                Some(width) => width,
+                None => longest_text(registry, input, options)?,
+            };
+            let mut metadata = export.metadata.clone();
+            metadata.extend(digest.wait()?.clone());
+            let hdf5 = recfmt_export::hdf5::Hdf5Options {
+                string_width,
+                metadata,
+                skip_omitted_values: true,
+                ..Default::default()
+            };
+            recfmt_export::export_hdf5(
+                reader.as_mut(),
+                output,
+                &hdf5,
+                export.batch_rows,
+                &mut progress,
+            )
+        }
+        #[cfg(not(feature = "export-hdf5"))]
+        Err(recfmt_export::Error::Invalid(
+            "this build of recfmt has no HDF5 export".into(),
+        ))
+    } else {
+        recfmt_export::export_tables(reader.as_mut(), output, &export, &mut progress)
+    }
+    .context_with(|| format!("converting {} into {}", input.display(), output.display()))?;
+    if hdf5 {
+        let rows: u64 = written.outputs.iter().map(|o| o.rows).sum();
+        notes.push(format!(
+            "wrote {} ({} streams, {rows} rows)",
+            output.display(),
+            written.outputs.len()
+        ));
+    } else {
+        for o in &written.outputs {
+            notes.push(format!("wrote {} ({} rows)", o.path.display(), o.rows));
+        }
+    }
+    if written.outputs.is_empty() {
+        notes.push(format!(
+            "{}: no rows selected, nothing written",
+            input.display()
+        ));
+    }
+    let mut r = report(input, output, notes, reader.integrity());
+    r.files = written
+        .outputs
+        .iter()
+        .map(|o| OutputFile {
+            path: o.path.clone(),
+            rows: o.rows,
+        })
+        .collect();
+    Ok(r)
+}
+
+/// The lines `convert --to mcap` prints about what it wrote.
+#[cfg(feature = "export-mcap")]
+fn mcap_notes(output: &Path, written: &recfmt_export::mcap::McapReport, notes: &mut Vec<String>) {
+    let messages: u64 = written.channels.iter().map(|c| c.1).sum();
+    let mut line = format!(
+        "wrote {} ({} channels, {messages} messages",
+        output.display(),
+        written.channels.len()
+    );
+    if written.scene_messages > 0 {
+        line.push_str(&format!(
+            ", {} scene updates on /scene",
+            written.scene_messages
+        ));
+    }
+    line.push(')');
+    notes.push(line);
+    if written.clamped > 0 {
+        notes.push(format!(
+            "note: {} rows had times before zero and were logged at time 0",
+            written.clamped
+        ));
+    }
+}
+
+/// The byte length of the longest text value the conversion will write (at least 1), read in
+/// a first streaming pass, so HDF5's fixed-width strings fit without cutting anything.
+#[cfg(feature = "export-hdf5")]
+fn longest_text(registry: &Registry, input: &Path, options: &ConvertOptions) -> Result<u32> {
+    let pipeline = options.pipeline()?;
+    let reader = crate::open(registry, input, &options.open)?;
+    let mut reader = SelectedReader::new(reader, &pipeline)?;
+    let texts: Vec<Vec<usize>> = reader
+        .schema()
+        .streams
+        .iter()
+        .map(|s| {
+            s.signals
+                .iter()
+                .enumerate()
+                .filter(|(_, sig)| sig.dtype == recfmt_core::DType::Str)
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect();
+    if texts.iter().all(Vec::is_empty) {
+        return Ok(1);
+    }
+    let mut longest = 1usize;
+    let mut frame = recfmt_core::FrameBuf::default();
+    while reader.read_frame(&mut frame)? {
+        for &i in &texts[frame.stream] {
+            if let Some(recfmt_core::Value::Str(text)) = frame.values.get(i) {
+                longest = longest.max(text.len());
+            }
+        }
+    }
+    u32::try_from(longest).map_err(|_| Error::Invalid("a text value longer than 4 GiB".into()))
+}
+
+/// SHA-256 of a file, or for a directory of the list of its files' relative paths and digests
+/// (`<path>\0<hex>\n`, sorted), so a recording folder has one stable digest.
+pub fn source_sha256(path: &Path) -> Result<String> {
+    fn file_digest(path: &Path) -> Result<String> {
+        let mut file = std::fs::File::open(path)
+            .map_err(|e| Error::from(e).context(path.display().to_string()))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        Ok(hex(&hasher.finalize()))
+    }
+    if !path.is_dir() {
+        return file_digest(path);
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut manifest = Sha256::new();
+    for f in files {
+        let relative = f
+            .strip_prefix(path)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        manifest.update(relative.as_bytes());
+        manifest.update(b"\0");
+        manifest.update(file_digest(&f)?.as_bytes());
+        manifest.update(b"\n");
+    }
+    Ok(hex(&manifest.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

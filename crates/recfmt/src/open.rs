@@ -1,0 +1,79 @@
+//! Opening recordings the way every front door does: a forced or detected format, generic
+//! read options and the format's own options.
+
+use std::path::{Path, PathBuf};
+
+use recfmt_core::{FormatDescriptor, FormatOptions, ReadOptions, RecordingReader, Registry};
+
+use crate::Result;
+
+/// How to open a recording: what `--format`, `--strict`, `--resync`, `--layout` and
+/// `--opt key=value` say on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Use this format id instead of detecting it.
+    pub format: Option<String>,
+    /// Treat deviations from the spec (torn records, wrong payload lengths) as errors.
+    pub strict: bool,
+    /// After a corrupt length field, scan forward for the next plausible record.
+    pub resync: bool,
+    /// Record layout files for record types recfmt does not know.
+    pub layouts: Vec<PathBuf>,
+    /// Format options: `carla.build=0.9.10`, `nanover.version=1`, … (see
+    /// [`recfmt_core::FormatOptions`]).
+    pub format_options: FormatOptions,
+}
+
+impl OpenOptions {
+    /// The generic read options (format options not yet narrowed to one format).
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            strict: self.strict,
+            resync: self.resync,
+            layouts: self.layouts.clone(),
+            format_options: self.format_options.clone(),
+            ..ReadOptions::default()
+        }
+    }
+
+    /// The read options for `format`: its own options only, checked.
+    pub fn read_options_for(
+        &self,
+        registry: &Registry,
+        format: &FormatDescriptor,
+    ) -> Result<ReadOptions> {
+        Ok(registry.resolve_options(format, &self.read_options())?)
+    }
+}
+
+/// The format of `path`: the one `options` force, else the detected one.
+pub fn format_of(
+    registry: &Registry,
+    path: &Path,
+    options: &OpenOptions,
+) -> Result<&'static FormatDescriptor> {
+    Ok(match &options.format {
+        Some(id) => registry.by_id(id).ok_or_else(|| {
+            recfmt_core::Error::invalid(format!(
+                "unknown format id {id:?} (known: {})",
+                registry
+                    .formats()
+                    .iter()
+                    .map(|f| f.info.id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?,
+        None => registry.detect_path(path)?,
+    })
+}
+
+/// Opens the recording at `path` (a file or a directory) for reading.
+pub fn open(
+    registry: &Registry,
+    path: &Path,
+    options: &OpenOptions,
+) -> Result<Box<dyn RecordingReader>> {
+    registry.check_options(&options.format_options)?;
+    Ok(registry.open_path(path, options.format.as_deref(), &options.read_options())?)
+}

@@ -1,0 +1,114 @@
+//! `recover` and named queries: format-specific operations found through the registry.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use recfmt_core::{FormatOptions, QueryForm, Registry};
+use serde::Serialize;
+
+use crate::{Error, OpenOptions, Outcome, Result};
+
+/// What `recover` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecoverReport {
+    /// The damaged input.
+    pub input: PathBuf,
+    /// The repaired copy.
+    pub output: PathBuf,
+    /// Format id.
+    pub format: &'static str,
+    /// One line for people.
+    pub summary: String,
+    /// Named counts (`records_in`, `records_dropped`, …).
+    pub counts: std::collections::BTreeMap<String, u64>,
+    /// True when anything was dropped or changed (exit 3).
+    pub changed: bool,
+}
+
+impl RecoverReport {
+    /// Data lost when anything was dropped or changed.
+    pub fn outcome(&self) -> Outcome {
+        if self.changed {
+            Outcome::DataLost
+        } else {
+            Outcome::Complete
+        }
+    }
+}
+
+/// Writes every valid record of the damaged recording at `input` into `output`, for formats
+/// that can recover (NanoVer: garbage, torn tails and undecodable records dropped, timestamps
+/// made strictly increasing).
+pub fn recover(
+    registry: &Registry,
+    input: &Path,
+    output: &Path,
+    options: &OpenOptions,
+) -> Result<RecoverReport> {
+    registry.check_options(&options.format_options)?;
+    let format = crate::format_of(registry, input, options)?;
+    let id = format.info.id;
+    let Some(recover) = format.recover else {
+        let able: Vec<_> = registry
+            .formats()
+            .iter()
+            .filter(|f| f.recover.is_some())
+            .map(|f| f.info.id)
+            .collect();
+        return Err(Error::Invalid(format!(
+            "recover is available for {} recordings; for {id}, `recfmt convert --to {id}` keeps every complete record",
+            able.join(", ")
+        )));
+    };
+    let read = options.read_options_for(registry, format)?;
+    let done = recover(input, output, &read)?;
+    Ok(RecoverReport {
+        input: input.to_path_buf(),
+        output: output.to_path_buf(),
+        format: id,
+        summary: done.summary,
+        counts: done.counts,
+        changed: done.changed,
+    })
+}
+
+/// Runs the named query `name` of format `format` on the recording at `path`, writing its
+/// answer to `out` as text or JSON. `params` are `key=value` parameters (defaults filled in,
+/// values checked). Fails, after whatever was written, when the input is not what the query
+/// reads.
+pub fn query(
+    registry: &Registry,
+    format: &str,
+    name: &str,
+    path: &Path,
+    params: &FormatOptions,
+    form: QueryForm,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let descriptor = registry
+        .by_id(format)
+        .ok_or_else(|| Error::Invalid(format!("unknown format id {format:?}")))?;
+    let q = descriptor.query(name).ok_or_else(|| {
+        let names: Vec<_> = descriptor.queries.iter().map(|q| q.name).collect();
+        Error::Invalid(format!(
+            "{format} has no query {name:?} (its queries: {})",
+            names.join(", ")
+        ))
+    })?;
+    let checked = params.resolve(format, q.params)?.with_defaults(q.params);
+    Ok((q.run)(path, &checked, form, out)?)
+}
+
+/// [`query`] with its answer returned as a string.
+pub fn query_text(
+    registry: &Registry,
+    format: &str,
+    name: &str,
+    path: &Path,
+    params: &FormatOptions,
+    form: QueryForm,
+) -> Result<String> {
+    let mut out = Vec::new();
+    query(registry, format, name, path, params, form, &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
