@@ -19,10 +19,11 @@ fn frames(tape: &std::path::Path) -> u64 {
 #[test]
 fn kml_and_gpx_tracks_have_a_point_per_frame() {
     let work = tempfile::tempdir().unwrap();
-    for tape in samples("fgtape", "fgtape") {
+    // Outputs are never replaced without --force: each tape gets names of its own.
+    for (n, tape) in samples("fgtape", "fgtape").into_iter().enumerate() {
         let expected = frames(&tape);
         for kind in ["kml", "gpx"] {
-            let out = work.path().join(format!("track.{kind}"));
+            let out = work.path().join(format!("{n}-track.{kind}"));
             let o = recfmt(&[
                 "convert",
                 tape.to_str().unwrap(),

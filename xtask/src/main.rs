@@ -7,6 +7,7 @@
 //!   `bench compare [--mb N]` runs one of them.
 
 mod compare;
+mod plot_bench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,9 +26,10 @@ const TASKS: &[(&str, &str)] = &[
     (
         "bench",
         "criterion benchmarks (extra arguments go to cargo bench), a 10 GiB USVLOG \
-         converted to Parquet and HDF5 with peak memory measured, then recfmt against \
-         pyarrow and h5py on a 400 MB session; `bench criterion [ARGS]`, \
-         `bench convert [--gib N]` or `bench compare [--mb N]` runs one part",
+         converted to Parquet and HDF5 with peak memory measured, a 1 GiB one plotted with \
+         peak memory measured, then recfmt against pyarrow and h5py on a 400 MB session; \
+         `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]` or \
+         `bench compare [--mb N]` runs one part",
     ),
 ];
 
@@ -43,6 +45,7 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     ("dask.dataframe", "dask[dataframe]"),
     ("distributed", "distributed"),
     ("polars", "polars"),
+    ("mcap", "mcap"),
 ];
 
 fn main() -> Result<()> {
@@ -55,9 +58,11 @@ fn main() -> Result<()> {
             Some("criterion") => bench_criterion(&args[2..]),
             Some("convert") => bench_convert(&args[2..]),
             Some("compare") => compare::bench_compare(&args[2..]),
+            Some("plot") => plot_bench::bench_plot(&args[2..]),
             _ => {
                 bench_criterion(&args[1..])?;
                 bench_convert(&[])?;
+                plot_bench::bench_plot(&[])?;
                 compare::bench_compare(&[])
             }
         },

@@ -43,6 +43,16 @@ pub enum Error {
         #[source]
         source: parquet::errors::ParquetError,
     },
+    /// The MCAP writer failed.
+    #[cfg(feature = "mcap")]
+    #[error("{}: mcap: {source}", path.display())]
+    Mcap {
+        /// The output file.
+        path: PathBuf,
+        /// The MCAP error.
+        #[source]
+        source: mcap::McapError,
+    },
     /// Creating, writing or renaming an output file failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -94,6 +104,10 @@ impl From<Error> for recfmt_core::Error {
             } => recfmt_core::Error::Io(std::io::Error::other(source)).in_file(path),
             #[cfg(feature = "parquet")]
             Error::Parquet { path, source } => {
+                recfmt_core::Error::Io(std::io::Error::other(source)).in_file(path)
+            }
+            #[cfg(feature = "mcap")]
+            Error::Mcap { path, source } => {
                 recfmt_core::Error::Io(std::io::Error::other(source)).in_file(path)
             }
             e @ (Error::Arrow { path: None, .. } | Error::Value { .. } | Error::Invalid(_)) => {

@@ -87,6 +87,8 @@ mod error;
 pub mod hdf5;
 pub mod json;
 mod mapping;
+#[cfg(feature = "mcap")]
+pub mod mcap;
 mod merge;
 mod partition;
 mod pending;

@@ -102,7 +102,7 @@ pub fn arrow_field(signal: &SignalDesc) -> Field {
 }
 
 /// Schema-level metadata of a stream's table (without the caller's extra entries).
-fn stream_metadata(header: &Header, stream: &StreamDesc) -> Metadata {
+pub(crate) fn stream_metadata(header: &Header, stream: &StreamDesc) -> Metadata {
     let mut meta = Metadata::new();
     meta.insert("recfmt.format".into(), header.format.to_owned());
     meta.insert("recfmt.version".into(), header.version.clone());

@@ -148,6 +148,8 @@ pub enum TargetKind {
     Tables,
     /// One HDF5 file.
     Hdf5,
+    /// One MCAP file for Foxglove and Lichtblick.
+    Mcap,
     /// A recording of a registered format.
     Recording,
     /// An output a format writes in its own way.
@@ -219,6 +221,13 @@ pub fn targets(registry: &Registry) -> Vec<Target> {
         help: "HDF5, one file (-o FILE.h5): a group per stream, a dataset per column".into(),
         kind: TargetKind::Hdf5,
         file_extension: Some("h5"),
+    });
+    #[cfg(feature = "export-mcap")]
+    out.push(Target {
+        id: "mcap",
+        help: "MCAP for Foxglove and Lichtblick, one file (-o FILE.mcap): a channel per stream, JSON messages with a JSON Schema".into(),
+        kind: TargetKind::Mcap,
+        file_extension: Some("mcap"),
     });
     let mut specials = Vec::new();
     for f in registry.formats() {
@@ -522,9 +531,9 @@ fn convert_with(
     to_tables(registry, input, output, options, reader, notes, on_progress)
 }
 
-/// True for the generic targets (tables and HDF5).
+/// True for the generic targets (tables, HDF5 and MCAP).
 fn is_generic(target: &str) -> bool {
-    target == "hdf5" || table_targets().iter().any(|(id, _, _)| *id == target)
+    target == "hdf5" || target == "mcap" || table_targets().iter().any(|(id, _, _)| *id == target)
 }
 
 /// For an input that could not be selected from: when it opens but holds no stream because
@@ -638,6 +647,7 @@ fn to_tables(
         )));
     }
     let hdf5 = target == "hdf5";
+    let mcap = target == "mcap" && cfg!(feature = "export-mcap");
     let table = table_targets()
         .into_iter()
         .find(|(id, _, _)| *id == target)
@@ -646,6 +656,8 @@ fn to_tables(
         (Some(f), _) => f,
         // HDF5 is written by its own writer below; the table options still apply.
         (None, true) => TableFormat::Parquet,
+        // MCAP is written by its own writer below, with the same provenance.
+        (None, false) if mcap => TableFormat::Parquet,
         (None, false) => {
             let known: Vec<_> = targets(registry).iter().map(|t| t.id).collect();
             return Err(Error::Invalid(format!(
@@ -687,6 +699,21 @@ fn to_tables(
         meta.insert("recfmt.time_range".into(), range.to_string());
     }
     let mut progress = |done, total: Option<u64>| on_progress(done, total);
+    #[cfg(feature = "export-mcap")]
+    if mcap {
+        let options = recfmt_export::mcap::McapOptions {
+            metadata: export.metadata.clone(),
+            pending_metadata: Some(digest),
+            scene: crate::pictures::mcap_scene(reader.header(), reader.schema()),
+        };
+        let written =
+            recfmt_export::mcap::export_mcap(reader.as_mut(), output, &options, &mut progress)
+                .context_with(|| {
+                    format!("converting {} into {}", input.display(), output.display())
+                })?;
+        mcap_notes(output, &written, &mut notes);
+        return Ok(report(input, output, notes, reader.integrity()));
+    }
     let written = if hdf5 {
         #[cfg(feature = "export-hdf5")]
         {
@@ -755,6 +782,31 @@ fn to_tables(
         })
         .collect();
     Ok(r)
+}
+
+/// The lines `convert --to mcap` prints about what it wrote.
+#[cfg(feature = "export-mcap")]
+fn mcap_notes(output: &Path, written: &recfmt_export::mcap::McapReport, notes: &mut Vec<String>) {
+    let messages: u64 = written.channels.iter().map(|c| c.1).sum();
+    let mut line = format!(
+        "wrote {} ({} channels, {messages} messages",
+        output.display(),
+        written.channels.len()
+    );
+    if written.scene_messages > 0 {
+        line.push_str(&format!(
+            ", {} scene updates on /scene",
+            written.scene_messages
+        ));
+    }
+    line.push(')');
+    notes.push(line);
+    if written.clamped > 0 {
+        notes.push(format!(
+            "note: {} rows had times before zero and were logged at time 0",
+            written.clamped
+        ));
+    }
 }
 
 /// The byte length of the longest text value the conversion will write (at least 1), read in

@@ -88,6 +88,9 @@
 
 use std::sync::LazyLock;
 
+#[cfg(any(feature = "plot", feature = "export-mcap"))]
+pub mod pictures;
+
 #[cfg(feature = "carla")]
 pub use recfmt_carla as carla;
 pub use recfmt_core as core;
@@ -98,6 +101,8 @@ pub use recfmt_fgtape as fgtape;
 pub use recfmt_icarec as icarec;
 #[cfg(feature = "nanover")]
 pub use recfmt_nanover as nanover;
+#[cfg(feature = "plot")]
+pub use recfmt_plot as plot;
 #[cfg(feature = "usvlog")]
 pub use recfmt_tlv as tlv;
 

@@ -68,6 +68,8 @@ pub enum Command {
     Recover(RepairArgs),
     /// List the formats this build can read, with what each can do.
     Formats(FormatsArgs),
+    /// Draw signals against time, or an overview of every stream, as SVG or PNG.
+    Plot(Box<crate::plot::PlotArgs>),
 }
 
 /// `recfmt formats`.

@@ -9,6 +9,7 @@
 mod args;
 mod commands;
 mod convert;
+mod plot;
 mod query;
 
 use std::process::ExitCode;
@@ -33,8 +34,11 @@ fn main() -> ExitCode {
         std::process::exit(EXIT_INTERRUPTED);
     });
     let registry = recfmt::default_registry();
-    let matches = query::with_query_commands(Cli::command(), registry).get_matches();
-    let result = match query::run_if_query(&matches, registry) {
+    let cli = plot::with_carla_map(query::with_query_commands(Cli::command(), registry));
+    let matches = cli.get_matches();
+    let result = match plot::run_if_carla_map(&matches)
+        .or_else(|| query::run_if_query(&matches, registry))
+    {
         Some(result) => result,
         None => {
             let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
                 Command::Validate(a) => commands::validate(&cli.global, a),
                 Command::Recover(a) => commands::recover(&cli.global, a),
                 Command::Formats(a) => commands::formats(a),
+                Command::Plot(a) => plot::plot(&cli.global, a),
             }
         }
     };
