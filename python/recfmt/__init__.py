@@ -46,8 +46,7 @@ from ._recfmt import (
     validate,
 )
 from ._recfmt import open as _open
-from ._recfmt import write_partitioned as _write_partitioned
-from ._recfmt import write_tables as _write_tables
+from ._recfmt import convert as _convert
 
 __all__ = [
     "BatchStream",
@@ -115,88 +114,108 @@ def convert(
     force: bool = False,
     **options: Any,
 ) -> List[dict]:
-    """Convert recordings, as ``recfmt convert``.
+    """Convert recordings, exactly as ``recfmt convert`` does (the same library call).
+
+    :param to: any target ``recfmt convert --to`` takes (see ``recfmt convert --help`` or
+        :func:`formats`): ``parquet``, ``csv``, ``arrow``, ``ndjson``, ``hdf5``, ``mcap``, a
+        format id such as ``usvlog`` or ``nanover``, or a format's own output such as ``kml``.
+    :param out: the output. One input: the folder (tables) or file (``hdf5``, ``mcap``, …) to
+        write. Several inputs: a folder, each output named after its input, as on the command
+        line.
+    :param options: the other ``convert`` flags, with ``_`` for ``-``: ``streams``,
+        ``exclude_streams``, ``signals``, ``exclude_signals`` (a text or a list), ``start``,
+        ``end`` (seconds, or text such as ``"+12.5s"``), ``carry_last``, ``merge``,
+        ``max_rows``, ``upcast_f64``, ``time_column`` (``utc``/``tai``/``gps``),
+        ``string_width``, ``delimiter``, ``units_row``, ``jobs``, ``resync``, and ``opt``
+        (format options as ``--opt`` takes them: ``{"carla.build": "0.9.10"}``).
 
     With ``partition=True`` (``--partition``) every recording is added to the Hive-partitioned
     Parquet dataset under ``out``: ``<out>/<stream>/source=<recording>/part-0.parquet``, each row
     with a ``source`` column holding the recording's name (its file name without extension, or
     ``source``). Adding a recording adds files and rewrites no other; converting a recording
-    again replaces its own parts (with ``force=True``). DuckDB, Spark, Trino and ``pyarrow.dataset`` read
-    ``<out>/<stream>`` as one table.
+    again replaces its own parts (with ``force=True``). DuckDB, Spark, Trino and
+    ``pyarrow.dataset`` read ``<out>/<stream>`` as one table.
 
-    An existing output file is refused (nothing is written) unless ``force=True`` (``--force``;
-    the policy is process-wide while the call runs).
+    An existing output is refused (nothing is written) unless ``force=True`` (``--force``; the
+    policy is process-wide while the call runs).
 
-    Returns one dict per table written: ``{"source", "stream", "path", "rows"}``.
+    Returns one dict per file written: ``{"source", "stream", "path", "rows"}``; ``stream`` is
+    ``None`` for an output that holds a whole recording (HDF5, MCAP, a recording format), and
+    ``rows`` is ``None`` where the conversion does not count them.
 
+    :raises RecfmtError: an input could not be converted (the command line's message); the
+        other inputs are still converted first.
     :raises DataLostError: a recording lost data (its complete rows are still written).
     """
     if out is None:
         raise TypeError("convert() needs out=")
     inputs = _expand(paths)
-    if partition:
-        if to != "parquet":
-            raise ValueError(f"a partitioned dataset is Parquet, not {to!r}")
-        if options:
-            raise TypeError(
-                "convert(partition=True) does not take " + ", ".join(sorted(options))
-            )
-        if source is not None and len(inputs) != 1:
-            raise ValueError("source= names one recording; give one path with it")
-        written = []
-        for path in inputs:
-            parts = _write_partitioned(
-                path,
-                os.fspath(out),
-                source=source,
-                format=format,
-                strict=strict,
-                layouts=[os.fspath(p) for p in layouts],
-                batch_rows=batch_rows,
-                compression=compression,
-                force=force,
-            )
-            for stream, part, rows in parts:
-                written.append(
-                    {"source": path, "stream": stream, "path": Path(part), "rows": rows}
-                )
-        return written
-    if to not in ("parquet", "csv", "arrow", "ndjson"):
-        raise ValueError(
-            f"recfmt.convert writes tables (parquet, csv, arrow, ndjson), not {to!r}; "
-            "the recfmt command line converts into the other targets"
-        )
+    if source is not None and len(inputs) != 1:
+        raise ValueError("source= names one recording; give one path with it")
+    unknown = set(options) - _CONVERT_OPTIONS
+    if unknown:
+        raise TypeError("convert() got unexpected options: " + ", ".join(sorted(unknown)))
+    results = _convert(
+        inputs,
+        os.fspath(out),
+        to,
+        several=not isinstance(paths, (str, os.PathLike)),
+        partition=partition,
+        source=source,
+        format=format,
+        strict=strict,
+        layouts=[os.fspath(p) for p in layouts],
+        batch_rows=batch_rows,
+        compression=compression,
+        force=force,
+        **{k: _as_list(v) if k in _LIST_OPTIONS else v for k, v in options.items()},
+    )
     written = []
     lost = []
-    multiple = len(inputs) > 1
-    for path in inputs:
-        # Several inputs: one folder each under `out`, as `recfmt convert` does.
-        target = os.path.join(os.fspath(out), os.path.basename(os.path.normpath(path))) if multiple else os.fspath(out)
-        files, integrity = _write_tables(
-            path,
-            target,
-            to,
-            format=format,
-            strict=strict,
-            layouts=[os.fspath(p) for p in layouts],
-            batch_rows=batch_rows,
-            compression=compression,
-            force=force,
-            **{k: _as_list(v) if k in _LIST_OPTIONS else v for k, v in options.items()},
-        )
+    failed = []
+    for path, result in zip(inputs, results):
+        if isinstance(result, BaseException):
+            failed.append(result)
+            continue
+        files = result["files"] or [(None, result["output"], None)]
         for stream, part, rows in files:
             written.append({"source": path, "stream": stream, "path": Path(part), "rows": rows})
-        if integrity["status"] != "complete":
-            lost.append((path, integrity))
+        if result["outcome"] == "data_lost":
+            lost.append((path, result["integrity"]))
+    if failed:
+        raise failed[0]
     if lost:
         path, integrity = lost[0]
-        error = DataLostError(f"{path}: input data lost ({integrity['status']}); every complete record was written")
+        error = DataLostError(
+            f"{path}: input data lost ({integrity['status']}); every complete record was written"
+        )
         error.integrity = integrity
         error.table = None
         raise error
     return written
 
 
+_CONVERT_OPTIONS = frozenset(
+    (
+        "streams",
+        "exclude_streams",
+        "signals",
+        "exclude_signals",
+        "start",
+        "end",
+        "carry_last",
+        "merge",
+        "max_rows",
+        "upcast_f64",
+        "time_column",
+        "string_width",
+        "delimiter",
+        "units_row",
+        "jobs",
+        "resync",
+        "opt",
+    )
+)
 _LIST_OPTIONS = ("streams", "exclude_streams", "signals", "exclude_signals")
 
 

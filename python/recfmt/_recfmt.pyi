@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas
 import pyarrow
@@ -140,25 +140,21 @@ def carla_query(
     """CARLA's own queries (`"info"`, `"collisions"`, `"blocked"`) as `recfmt carla ... --json`."""
 def state_at(path: _Path, t: float, *, strict: bool = False) -> Dict[str, Any]:
     """ICAREC: every signal at time `t` (`t`, `frame`, `values`), as `recfmt cat --at T`."""
-def write_partitioned(
-    path: _Path,
-    out: _Path,
-    *,
-    source: Optional[str] = None,
-    format: Optional[str] = None,
-    strict: bool = False,
-    layouts: Sequence[_Path] = (),
-    batch_rows: int = 65536,
-    compression: str = "zstd",
-    force: bool = False,
-) -> List[Tuple[str, Path, int]]: ...
 def source_name(path: _Path) -> str:
     """The name a recording gets in a partitioned dataset."""
-def write_tables(
-    path: _Path,
+def convert(
+    paths: Sequence[_Path],
     out: _Path,
     to: str,
     *,
+    several: bool = False,
+    partition: bool = False,
+    source: Optional[str] = None,
+    format: Optional[str] = None,
+    strict: bool = False,
+    resync: bool = False,
+    layouts: Sequence[_Path] = (),
+    opt: Union[Mapping[str, Any], str, Sequence[str], None] = None,
     streams: Sequence[str] = (),
     exclude_streams: Sequence[str] = (),
     signals: Sequence[str] = (),
@@ -166,17 +162,21 @@ def write_tables(
     start: _Time = None,
     end: _Time = None,
     carry_last: bool = False,
+    merge: Optional[str] = None,
+    max_rows: Optional[int] = None,
     upcast_f64: bool = False,
+    time_column: Optional[str] = None,
+    string_width: Optional[int] = None,
     batch_rows: int = 65536,
     compression: str = "zstd",
     delimiter: str = ",",
     units_row: bool = False,
-    format: Optional[str] = None,
-    strict: bool = False,
-    layouts: Sequence[_Path] = (),
+    jobs: Optional[int] = None,
     force: bool = False,
-) -> Tuple[List[Tuple[str, Path, int]], Dict[str, Any]]:
-    """One table per stream under `out`; the tables written and the integrity report."""
+) -> List[Union[Dict[str, Any], RecfmtError]]:
+    """`recfmt convert` through the library: per input, its report dict (`input`, `output`,
+    `outcome`, `notes`, `integrity`, `files` as `(stream or None, path, rows)`) or the error that
+    stopped it."""
 def validate(
     path: _Path,
     *,

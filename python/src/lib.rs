@@ -18,8 +18,8 @@ use pyo3::exceptions::{PyException, PyStopIteration, PyUserWarning, PyValueError
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use recfmt_core::{
-    BatchSet, ErrorKind, Header, Integrity, Metadata, ReadOptions, RecordingReader, Schema,
-    StreamBatch, StreamDesc,
+    BatchSet, ErrorKind, FormatOptions, Header, Integrity, Metadata, ReadOptions,
+    RecordingReader, Schema, StreamBatch, StreamDesc, TimeSystem,
 };
 use recfmt_export::{Pattern, Pipeline, SelectedReader, TimeBound};
 
@@ -825,59 +825,6 @@ fn state_at<'py>(
     Ok(dict)
 }
 
-/// Writes `path` into the Hive-partitioned Parquet dataset under `out`; see
-/// `recfmt.convert(..., partition=True)`. Returns `[(stream, part path, rows)]`.
-#[pyfunction]
-#[pyo3(signature = (path, out, *, source=None, format=None, strict=false, layouts=Vec::new(), batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", force=false))]
-#[allow(clippy::too_many_arguments)]
-fn write_partitioned(
-    py: Python<'_>,
-    path: PathBuf,
-    out: PathBuf,
-    source: Option<String>,
-    format: Option<String>,
-    strict: bool,
-    layouts: Vec<PathBuf>,
-    batch_rows: usize,
-    compression: &str,
-    force: bool,
-) -> PyResult<Vec<TableFile>> {
-    let mut options = recfmt_export::ExportOptions::new(recfmt_export::TableFormat::Parquet);
-    options.batch_rows = batch_rows;
-    options.compression = compression.parse().map_err(export_error)?;
-    let spec = Source {
-        path,
-        format,
-        options: ReadOptions {
-            strict,
-            layouts,
-            ..ReadOptions::default()
-        },
-    };
-    let name = source.unwrap_or_else(|| recfmt_export::source_name(&spec.path));
-    let (report, integrity) = py
-        .detach(|| -> recfmt_core::Result<_> {
-            let _policy = ReplacePolicy::set(force);
-            let mut reader = spec.open()?;
-            options.metadata = spec.provenance(reader.header());
-            let report = recfmt_export::export_partitioned(
-                reader.as_mut(),
-                &out,
-                &name,
-                &options,
-                &mut |_, _| {},
-            )?;
-            Ok((report, reader.integrity().clone()))
-        })
-        .map_err(to_py)?;
-    OnLoss::Raise.report(py, &spec.path, &integrity, None)?;
-    Ok(report
-        .outputs
-        .into_iter()
-        .map(|o| (o.stream, o.path, o.rows))
-        .collect())
-}
-
 /// Sets the process-wide replace policy (the command line's `--force`) for one conversion and
 /// puts the previous one back when dropped.
 struct ReplacePolicy(recfmt_core::atomic::Replace);
@@ -901,28 +848,89 @@ impl Drop for ReplacePolicy {
     }
 }
 
-/// One table written: stream, file, rows.
-type TableFile = (String, PathBuf, u64);
-
-/// Patterns from Python (names, globs, `re:` regexes).
-fn patterns(texts: Vec<String>) -> PyResult<Vec<Pattern>> {
-    texts
-        .iter()
-        .map(|t| Pattern::parse(t).map_err(to_py))
-        .collect()
+/// A time bound from Python as `convert --start` takes it: seconds become `"<s>s"`, text is
+/// passed on.
+fn time_text(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(seconds) = value.extract::<f64>() {
+        if !seconds.is_finite() {
+            return Err(PyValueError::new_err(format!("bad time {seconds}")));
+        }
+        return Ok(Some(format!("{seconds}s")));
+    }
+    Ok(Some(value.extract::<String>()?))
 }
 
-/// Converts `path` into one table per stream under `out` (`parquet`, `csv`, `arrow` or
-/// `ndjson`) through the library's table export; see `recfmt.convert`. Returns
-/// `[(stream, path, rows)]` and the integrity report.
-#[pyfunction]
-#[pyo3(signature = (path, out, to, *, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, upcast_f64=false, batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", delimiter=',', units_row=false, format=None, strict=false, layouts=Vec::new(), force=false))]
-#[allow(clippy::too_many_arguments)]
-fn write_tables<'py>(
+/// Format options from Python: a mapping `{"carla.build": "0.9.10"}` or `"key=value"` texts,
+/// as `--opt` takes them.
+fn format_options(value: Option<&Bound<'_, PyAny>>) -> PyResult<FormatOptions> {
+    let mut options = FormatOptions::new();
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(options);
+    };
+    if let Ok(map) = value.cast::<PyDict>() {
+        for (key, value) in map.iter() {
+            options.push(key.str()?.to_string(), value.str()?.to_string());
+        }
+    } else if let Ok(text) = value.extract::<String>() {
+        options.push_pair(&text).map_err(to_py)?;
+    } else {
+        for pair in value.try_iter()? {
+            options.push_pair(&pair?.extract::<String>()?).map_err(to_py)?;
+        }
+    }
+    Ok(options)
+}
+
+/// One conversion's report as a dict: `input`, `output`, `outcome`, `notes`, `integrity` (as
+/// `info --json` prints it) and `files`, `[(stream or None, path, rows)]`.
+fn report_dict<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    report: &recfmt::convert::ConvertReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("input", &report.input)?;
+    dict.set_item("output", &report.output)?;
+    let outcome = match report.outcome {
+        recfmt::Outcome::Complete => "complete",
+        recfmt::Outcome::DataLost => "data_lost",
+        recfmt::Outcome::Invalid => "invalid",
+    };
+    dict.set_item("outcome", outcome)?;
+    dict.set_item("notes", report.notes.clone())?;
+    let integrity = serde_json::to_string(&report.integrity)
+        .map_err(|e| RecfmtError::new_err(e.to_string()))?;
+    dict.set_item("integrity", from_json(py, &integrity)?)?;
+    let files: Vec<(Option<String>, PathBuf, u64)> = report
+        .files
+        .iter()
+        .map(|f| (f.stream.clone(), f.path.clone(), f.rows))
+        .collect();
+    dict.set_item("files", files)?;
+    Ok(dict)
+}
+
+/// Converts recordings through the library's front door, exactly as `recfmt convert` does;
+/// see `recfmt.convert`. Returns, per input in order, its report dict or the exception that
+/// stopped it (the other inputs are still converted, as on the command line).
+#[pyfunction]
+#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", delimiter=",", units_row=false, jobs=None, force=false))]
+#[allow(clippy::too_many_arguments)]
+fn convert<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
     out: PathBuf,
-    to: &str,
+    to: String,
+    several: bool,
+    partition: bool,
+    source: Option<String>,
+    format: Option<String>,
+    strict: bool,
+    resync: bool,
+    layouts: Vec<PathBuf>,
+    opt: Option<&Bound<'py, PyAny>>,
     streams: Vec<String>,
     exclude_streams: Vec<String>,
     signals: Vec<String>,
@@ -930,58 +938,78 @@ fn write_tables<'py>(
     start: Option<&Bound<'py, PyAny>>,
     end: Option<&Bound<'py, PyAny>>,
     carry_last: bool,
+    merge: Option<String>,
+    max_rows: Option<u64>,
     upcast_f64: bool,
+    time_column: Option<&str>,
+    string_width: Option<u32>,
     batch_rows: usize,
     compression: &str,
-    delimiter: char,
+    delimiter: &str,
     units_row: bool,
-    format: Option<String>,
-    strict: bool,
-    layouts: Vec<PathBuf>,
+    jobs: Option<usize>,
     force: bool,
-) -> PyResult<(Vec<TableFile>, Bound<'py, PyDict>)> {
-    let mut options = recfmt_export::ExportOptions::new(to.parse().map_err(export_error)?);
-    options.batch_rows = batch_rows;
-    options.compression = compression.parse().map_err(export_error)?;
-    options.csv.delimiter = u8::try_from(delimiter)
-        .ok()
-        .filter(u8::is_ascii)
-        .ok_or_else(|| PyValueError::new_err(format!("delimiter {delimiter:?} is not ASCII")))?;
-    options.csv.units_row = units_row;
-    let mut pipeline = Pipeline::default();
-    pipeline.selection.streams = patterns(streams)?;
-    pipeline.selection.exclude_streams = patterns(exclude_streams)?;
-    pipeline.selection.signals = patterns(signals)?;
-    pipeline.selection.exclude_signals = patterns(exclude_signals)?;
-    pipeline.range.start = time_bound(start)?;
-    pipeline.range.end = time_bound(end)?;
-    pipeline.range.carry_last = carry_last;
-    pipeline.upcast_f64 = upcast_f64;
-    let spec = Source {
-        path,
-        format,
-        options: ReadOptions {
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if batch_rows == 0 {
+        return Err(PyValueError::new_err("batch_rows must be at least 1"));
+    }
+    let options = recfmt::convert::ConvertOptions {
+        open: recfmt::OpenOptions {
+            format,
             strict,
+            resync,
             layouts,
-            ..ReadOptions::default()
+            format_options: format_options(opt)?,
         },
+        target: to,
+        compression: compression.parse().map_err(export_error)?,
+        batch_rows,
+        delimiter: delimiter.to_owned(),
+        units_row,
+        streams,
+        exclude_streams,
+        signals,
+        exclude_signals,
+        start: time_text(start)?,
+        end: time_text(end)?,
+        carry_last,
+        merge,
+        max_rows,
+        upcast_f64,
+        time_column: time_column
+            .map(|t| match t {
+                "utc" => Ok(TimeSystem::Utc),
+                "tai" => Ok(TimeSystem::Tai),
+                "gps" => Ok(TimeSystem::Gps),
+                other => Err(PyValueError::new_err(format!(
+                    "time_column is utc, tai or gps, not {other:?}"
+                ))),
+            })
+            .transpose()?,
+        string_width,
+        jobs,
+        partition,
+        source,
     };
-    let (report, integrity) = py
-        .detach(|| -> recfmt_core::Result<_> {
-            let _policy = ReplacePolicy::set(force);
-            let inner = spec.open()?;
-            options.metadata = spec.provenance(inner.header());
-            let mut reader = SelectedReader::new(inner, &pipeline)?;
-            let report = recfmt_export::export_tables(&mut reader, &out, &options, &mut |_, _| {})?;
-            Ok((report, reader.integrity().clone()))
-        })
-        .map_err(to_py)?;
-    let files = report
-        .outputs
+    let registry = recfmt::default_registry();
+    let results = py.detach(|| {
+        let _policy = ReplacePolicy::set(force);
+        if several || partition || paths.len() != 1 {
+            recfmt::convert::convert_many(registry, &paths, &out, &options, None)
+        } else {
+            Ok(vec![recfmt::convert::convert(
+                registry, &paths[0], &out, &options, None,
+            )])
+        }
+    });
+    results
+        .map_err(facade_error)?
         .into_iter()
-        .map(|o| (o.stream, o.path, o.rows))
-        .collect();
-    Ok((files, integrity_dict(py, &integrity)?))
+        .map(|result| match result {
+            Ok(report) => Ok(report_dict(py, &report)?.into_any()),
+            Err(error) => Ok(facade_error(error).into_value(py).into_bound(py).into_any()),
+        })
+        .collect()
 }
 
 /// The name a recording at `path` gets in a partitioned dataset (its file or folder name
@@ -1010,8 +1038,7 @@ fn _recfmt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(carla_query, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(state_at, m)?)?;
-    m.add_function(wrap_pyfunction!(write_partitioned, m)?)?;
     m.add_function(wrap_pyfunction!(source_name, m)?)?;
-    m.add_function(wrap_pyfunction!(write_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-"""recfmt.convert into tables: the same tables the package reads, with the command line's
-selection and time options."""
+"""recfmt.convert: the command line's conversion (the same library call), into the same tables
+the package reads and into every other target, with the command line's options."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import recfmt
-from conftest import FIXTURES, bitwise_equal
+from conftest import FIXTURES, bitwise_equal, recfmt_bin
 
 
 def test_convert_to_parquet_and_csv_matches_read(tmp_path):
@@ -23,6 +23,8 @@ def test_convert_to_parquet_and_csv_matches_read(tmp_path):
         assert got.num_rows == w["rows"] == table.num_rows
         assert bitwise_equal(got, table), stream
         assert got.schema.metadata[b"source.format"] == b"usvlog"
+        # The provenance digest the command line writes, of the input's files.
+        assert len(got.schema.metadata[b"source.sha256"]) == 64
 
     # An existing table is refused unless force=True.
     with pytest.raises(recfmt.RecfmtError, match="already exists"):
@@ -44,8 +46,76 @@ def test_convert_several_inputs_and_lost_data(tmp_path):
     paths = [FIXTURES / "usvlog" / "all_types", FIXTURES / "usvlog" / "unknown_types"]
     written = recfmt.convert(paths, to="arrow", out=tmp_path)
     assert {w["path"].parent.name for w in written} == {"all_types", "unknown_types"}
-    with pytest.raises(ValueError):
+    # A target the input cannot go to fails with the command line's message, naming both.
+    with pytest.raises(recfmt.RecfmtError, match="no track in this usvlog recording"):
         recfmt.convert(paths[0], to="kml", out=tmp_path / "x")
+
+
+def test_convert_matches_the_command_line_byte_for_byte(tmp_path):
+    """Python and the CLI make the same files: tables, HDF5, MCAP and a recording format."""
+    import subprocess
+
+    path = FIXTURES / "usvlog" / "all_types"
+    cli = str(recfmt_bin())
+    for to, name in [("csv", "csv"), ("hdf5", "rec.h5"), ("mcap", "rec.mcap"), ("usvlog", "copy")]:
+        py_out = tmp_path / "py" / name
+        cli_out = tmp_path / "cli" / name
+        py_out.parent.mkdir(exist_ok=True)
+        cli_out.parent.mkdir(exist_ok=True)
+        # A recording format takes every stream (a faithful copy); the others take a selection.
+        selection = [] if to == "usvlog" else ["REC_NAV_SOLUTION.*"]
+        written = recfmt.convert(path, to=to, out=py_out, signals=selection)
+        subprocess.run(
+            [cli, "convert", str(path), "--to", to, "-o", str(cli_out)]
+            + [a for s in selection for a in ("--signal", s)],
+            check=True,
+            capture_output=True,
+        )
+        assert written, to
+        for w in written:
+            assert w["source"] == str(path)
+            mine = w["path"]
+            theirs = cli_out / mine.relative_to(py_out) if mine != py_out else cli_out
+            if mine.is_dir():
+                files = sorted(p.relative_to(mine) for p in mine.rglob("*") if p.is_file())
+                assert files == sorted(p.relative_to(theirs) for p in theirs.rglob("*") if p.is_file())
+                pairs = [(mine / f, theirs / f) for f in files]
+            else:
+                pairs = [(mine, theirs)]
+            for a, b in pairs:
+                if to == "csv":
+                    assert a.read_bytes() == b.read_bytes(), (to, a)
+                else:
+                    # HDF5 and MCAP carry the output path in their provenance; sizes agree.
+                    assert abs(a.stat().st_size - b.stat().st_size) < 256, (to, a)
+        if to == "hdf5":
+            import h5py
+
+            with h5py.File(py_out) as h5, h5py.File(cli_out) as other:
+                assert sorted(h5.keys()) == sorted(other.keys())
+                for key in h5:
+                    for name in h5[key]:
+                        a, b = h5[key][name], other[key][name]
+                        if isinstance(a, h5py.Dataset):
+                            assert a[()].tobytes() == b[()].tobytes(), (key, name)
+
+
+def test_convert_keeps_going_past_a_failed_input(tmp_path):
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"not a recording" * 10)
+    good = FIXTURES / "usvlog" / "all_types"
+    with pytest.raises(recfmt.UnknownFormatError):
+        recfmt.convert([garbage, good], to="parquet", out=tmp_path / "out")
+    # The good input was still converted, into its own folder.
+    assert any((tmp_path / "out" / "all_types").glob("*.parquet"))
+
+
+def test_convert_options_are_checked(tmp_path):
+    path = FIXTURES / "usvlog" / "all_types"
+    with pytest.raises(TypeError, match="colour"):
+        recfmt.convert(path, to="parquet", out=tmp_path / "x", colour="red")
+    with pytest.raises(ValueError, match="time_column"):
+        recfmt.convert(path, to="parquet", out=tmp_path / "x", time_column="mars")
 
 
 def test_convert_reports_lost_data(tmp_path):

@@ -82,7 +82,7 @@ def test_partitioned_dataset_reads_back_with_duckdb_and_pyarrow(tmp_path):
 
 
 def test_partition_refuses_other_formats(tmp_path):
-    with pytest.raises(ValueError):
+    with pytest.raises(recfmt.RecfmtError, match="written as Parquet, not csv"):
         recfmt.convert(FIXTURES / "usvlog" / "all_types", to="csv", out=tmp_path, partition=True)
 
 

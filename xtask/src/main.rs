@@ -8,11 +8,15 @@
 
 mod compare;
 mod plot_bench;
+mod session;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
+
+use session::{BenchSession, finish_report, peak_text};
 
 const TASKS: &[(&str, &str)] = &[
     (
@@ -254,68 +258,32 @@ const PEAK_RSS_LIMIT_BYTES: u64 = 200 * 1000 * 1000;
 /// with its `layouts.toml`) is generated once into `target/bench-data/` and reused; the
 /// outputs are deleted after measuring, so the run needs free disk of about twice the input.
 fn bench_convert(args: &[String]) -> Result<()> {
-    let gib: u64 = match args {
-        [] => 10,
-        [flag, n] if flag == "--gib" => n.parse().context("--gib takes a whole number")?,
-        _ => bail!("usage: cargo xtask bench convert [--gib N]"),
-    };
-    let min_bytes = gib << 30;
-    run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
-    let recfmt = project_root().join("target/release/recfmt");
-    let data = project_root().join("target/bench-data");
-    let input = data.join(format!("usvlog-{gib}gib"));
-    let series = input.join("timeseries.bin");
-    let have = std::fs::metadata(&series).map_or(0, |m| m.len());
-    if have < min_bytes || !input.join("meta.json").is_file() {
-        eprintln!("generating {} ({gib} GiB) ...", input.display());
-        let started = std::time::Instant::now();
-        let _ = std::fs::remove_dir_all(&input);
-        recfmt_tlv::generate::write_bench_session(&input, min_bytes)?;
-        eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
-    }
-    let input_bytes = std::fs::metadata(&series)?.len();
-    let layout = input.join("layouts.toml");
-    let out_dir = data.join("convert-out");
+    let session = BenchSession::prepare(args, 10, "cargo xtask bench convert [--gib N]")?;
+    let out_dir = session.data.join("convert-out");
     let mut report = Vec::new();
     for (kind, target) in [("parquet", "parquet"), ("hdf5", "recording.h5")] {
         let _ = std::fs::remove_dir_all(&out_dir);
         std::fs::create_dir_all(&out_dir)?;
         let output = out_dir.join(target);
-        let rss_file = data.join("peak-rss");
-        let started = std::time::Instant::now();
-        run(Command::new(std::env::current_exe()?)
-            .arg("peak-rss")
-            .arg(&rss_file)
-            .arg(&recfmt)
-            .args(["convert", "--layout"])
-            .arg(&layout)
-            .arg(&input)
-            .args(["--to", kind, "-o"])
-            .arg(&output))?;
-        let seconds = started.elapsed().as_secs_f64();
-        let peak_kib: u64 = std::fs::read_to_string(&rss_file)?.trim().parse()?;
-        let peak = peak_kib * 1024;
+        let extra = [
+            OsStr::new("--to"),
+            OsStr::new(kind),
+            OsStr::new("-o"),
+            output.as_os_str(),
+        ];
+        let measured = session.measure("convert", &extra)?;
         let output_bytes = disk_usage(&output)?;
         let line = format!(
-            "{kind}: input {:.2} GB in {seconds:.1} s ({:.0} MB/s), output {:.2} GB, \
-             peak RSS {:.1} MB ({peak_kib} KiB)",
-            input_bytes as f64 / 1e9,
-            input_bytes as f64 / 1e6 / seconds,
+            "{kind}: {}, output {:.2} GB, {}",
+            session.throughput(&measured),
             output_bytes as f64 / 1e9,
-            peak as f64 / 1e6,
+            peak_text(&measured),
         );
         eprintln!("{line}");
-        report.push((line, peak));
+        report.push((line, measured.peak_bytes));
         std::fs::remove_dir_all(&out_dir)?;
     }
-    println!("\nconvert benchmark ({}):", input.display());
-    for (line, _) in &report {
-        println!("  {line}");
-    }
-    if let Some((line, _)) = report.iter().find(|(_, p)| *p >= PEAK_RSS_LIMIT_BYTES) {
-        bail!("peak memory at or above 200 MB: {line}");
-    }
-    Ok(())
+    finish_report("convert benchmark", &session.input, &report)
 }
 
 /// Bytes of a file, or of every file under a directory.

@@ -71,6 +71,9 @@ pub struct ConvertOptions {
     /// `<out>/<stream>/source=<recording>/part-N.parquet` with a `source` column, so a fleet
     /// of recordings reads as one table per stream (see [`recfmt_export::export_partitioned`]).
     pub partition: bool,
+    /// Partitioned datasets: the recording's name in `source=<name>` and the `source` column
+    /// (default: the input's name without its last extension, [`recfmt_export::source_name`]).
+    pub source: Option<String>,
 }
 
 impl Default for ConvertOptions {
@@ -96,6 +99,7 @@ impl Default for ConvertOptions {
             string_width: None,
             jobs: None,
             partition: false,
+            source: None,
         }
     }
 }
@@ -261,6 +265,8 @@ pub fn targets(registry: &Registry) -> Vec<Target> {
 pub struct OutputFile {
     /// Its path.
     pub path: PathBuf,
+    /// The stream it holds, for one table per stream (none for a whole recording).
+    pub stream: Option<String>,
     /// Rows written (0 when not counted).
     pub rows: u64,
 }
@@ -327,7 +333,7 @@ pub fn convert_many(
     for input in inputs {
         // A partitioned dataset is one folder for the whole fleet, a partition per input.
         let target = if options.partition {
-            dir.join(recfmt_export::source_name(input))
+            dir.join(source_of(options, input))
         } else {
             output_for(registry, &options.target, dir, input)
         };
@@ -458,7 +464,7 @@ fn convert_with(
     let pipeline = options.pipeline()?;
     let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
         let reader = crate::open(registry, input, &options.open)
-            .map_err(|e| recfmt_core::Error::invalid(e.to_string()))?;
+            .map_err(Error::into_core)?;
         Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
     };
     let mut reader: Box<dyn RecordingReader> = match open_selected() {
@@ -529,6 +535,14 @@ fn convert_with(
         }
     }
     to_tables(registry, input, output, options, reader, notes, on_progress)
+}
+
+/// The name `input` gets in a partitioned dataset.
+fn source_of(options: &ConvertOptions, input: &Path) -> String {
+    options
+        .source
+        .clone()
+        .unwrap_or_else(|| recfmt_export::source_name(input))
 }
 
 /// True for the generic targets (tables, HDF5 and MCAP).
@@ -615,6 +629,7 @@ fn to_recording(
     let mut r = report(input, output, notes, reader.integrity());
     r.files.push(OutputFile {
         path: output.to_path_buf(),
+        stream: None,
         rows,
     });
     Ok(r)
@@ -748,7 +763,7 @@ fn to_tables(
             "this build of recfmt has no HDF5 export".into(),
         ))
     } else if options.partition {
-        let source = recfmt_export::source_name(input);
+        let source = source_of(options, input);
         recfmt_export::export_partitioned(reader.as_mut(), output, &source, &export, &mut progress)
     } else {
         recfmt_export::export_tables(reader.as_mut(), output, &export, &mut progress)
@@ -778,6 +793,7 @@ fn to_tables(
         .iter()
         .map(|o| OutputFile {
             path: o.path.clone(),
+            stream: (!hdf5).then(|| o.stream.clone()),
             rows: o.rows,
         })
         .collect();

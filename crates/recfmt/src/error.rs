@@ -42,6 +42,16 @@ impl Error {
         }
     }
 
+    /// As the shared model's error, for code that speaks only that (a reader's open function):
+    /// a format's error as it is, so its kind survives, anything else as its message.
+    pub fn into_core(self) -> recfmt_core::Error {
+        match self {
+            Error::Core(e) => e,
+            Error::Export(recfmt_export::Error::Read(e)) => e,
+            other => recfmt_core::Error::invalid(chain_text(&other)),
+        }
+    }
+
     /// The I/O error at the bottom of this one, if it is one (a closed pipe is not a failure
     /// for a command that prints).
     pub fn io_error(&self) -> Option<&std::io::Error> {

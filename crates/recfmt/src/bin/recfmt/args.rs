@@ -182,6 +182,10 @@ pub struct ConvertArgs {
     /// share it; adding a recording adds files).
     #[arg(long)]
     pub partition: bool,
+    /// With `--partition`: the recording's name in `source=NAME` and the `source` column
+    /// (default: the input's file name without its last extension).
+    #[arg(long, value_name = "NAME", requires = "partition")]
+    pub source: Option<String>,
     /// Widen float32 signals to float64.
     #[arg(long, value_enum)]
     pub upcast: Option<Upcast>,

@@ -69,6 +69,7 @@ fn options(global: &GlobalArgs, args: &ConvertArgs) -> Result<ConvertOptions> {
         string_width: args.string_width,
         jobs: args.jobs,
         partition: args.partition,
+        source: args.source.clone(),
     })
 }
 
