@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use crate::session::ensure_session;
 use crate::{cargo, project_root, python_env, run};
 
 /// Runs of every measurement; the best one counts.
@@ -242,20 +243,6 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             }
         );
     }
-    Ok(())
-}
-
-/// Generates the session once: kept while its `timeseries.bin` holds at least `min_bytes`.
-fn ensure_session(session: &Path, min_bytes: u64) -> Result<()> {
-    let have = std::fs::metadata(session.join("timeseries.bin")).map_or(0, |m| m.len());
-    if have >= min_bytes && session.join("meta.json").is_file() {
-        return Ok(());
-    }
-    eprintln!("generating {} ...", session.display());
-    let started = Instant::now();
-    let _ = std::fs::remove_dir_all(session);
-    recfmt_tlv::generate::write_bench_session(session, min_bytes)?;
-    eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 

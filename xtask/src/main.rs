@@ -2,12 +2,14 @@
 //!
 //! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
-//! * `bench [ARGS]`: the criterion benchmarks, the conversion benchmark, then recfmt against
-//!   the Python writers; `bench criterion [ARGS]`, `bench convert [--gib N]` or
-//!   `bench compare [--mb N]` runs one of them.
+//! * `bench [ARGS]`: the criterion benchmarks, the conversion and plot benchmarks, the Python
+//!   package against the Rust batch read, then recfmt against the Python writers;
+//!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
+//!   `bench python [--mb N] [--gib G]` or `bench compare [--mb N]` runs one of them.
 
 mod compare;
 mod plot_bench;
+mod python_bench;
 mod session;
 
 use std::ffi::OsStr;
@@ -31,9 +33,11 @@ const TASKS: &[(&str, &str)] = &[
         "bench",
         "criterion benchmarks (extra arguments go to cargo bench), a 10 GiB USVLOG \
          converted to Parquet and HDF5 with peak memory measured, a 1 GiB one plotted with \
-         peak memory measured, then recfmt against pyarrow and h5py on a 400 MB session; \
-         `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]` or \
-         `bench compare [--mb N]` runs one part",
+         peak memory measured, the Python package's reads against the Rust batch read (and \
+         its batches() peak memory on 10 GiB), then recfmt against pyarrow and h5py on a \
+         400 MB session; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
+         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]` or `bench compare [--mb N]` \
+         runs one part",
     ),
 ];
 
@@ -63,10 +67,12 @@ fn main() -> Result<()> {
             Some("convert") => bench_convert(&args[2..]),
             Some("compare") => compare::bench_compare(&args[2..]),
             Some("plot") => plot_bench::bench_plot(&args[2..]),
+            Some("python") => python_bench::bench_python(&args[2..]),
             _ => {
                 bench_criterion(&args[1..])?;
                 bench_convert(&[])?;
                 plot_bench::bench_plot(&[])?;
+                python_bench::bench_python(&[])?;
                 compare::bench_compare(&[])
             }
         },

@@ -42,14 +42,7 @@ impl BenchSession {
         let data = project_root().join("target/bench-data");
         let input = data.join(format!("usvlog-{gib}gib"));
         let series = input.join("timeseries.bin");
-        let have = std::fs::metadata(&series).map_or(0, |m| m.len());
-        if have < min_bytes || !input.join("meta.json").is_file() {
-            eprintln!("generating {} ({gib} GiB) ...", input.display());
-            let started = std::time::Instant::now();
-            let _ = std::fs::remove_dir_all(&input);
-            recfmt_tlv::generate::write_bench_session(&input, min_bytes)?;
-            eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
-        }
+        ensure_session(&input, min_bytes)?;
         Ok(Self {
             recfmt: project_root().join("target/release/recfmt"),
             input_bytes: std::fs::metadata(&series)?.len(),
@@ -92,6 +85,20 @@ impl BenchSession {
             self.input_bytes as f64 / 1e6 / measured.seconds,
         )
     }
+}
+
+/// Generates a USVLOG bench session of at least `min_bytes` in `session` unless one is there.
+pub fn ensure_session(session: &Path, min_bytes: u64) -> Result<()> {
+    let have = std::fs::metadata(session.join("timeseries.bin")).map_or(0, |m| m.len());
+    if have >= min_bytes && session.join("meta.json").is_file() {
+        return Ok(());
+    }
+    eprintln!("generating {} ...", session.display());
+    let started = std::time::Instant::now();
+    let _ = std::fs::remove_dir_all(session);
+    recfmt_tlv::generate::write_bench_session(session, min_bytes)?;
+    eprintln!("generated in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// Prints the report under `title` and fails when any run's peak reached the 200 MB limit.

@@ -102,6 +102,7 @@ use std::str::FromStr;
 
 use recfmt_core::{AtomicFile, BatchSet, DirLock, Metadata, RecordingReader};
 
+pub use arrow_array::RecordBatch;
 pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
 pub use mapping::{

@@ -463,8 +463,7 @@ fn convert_with(
     }
     let pipeline = options.pipeline()?;
     let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
-        let reader = crate::open(registry, input, &options.open)
-            .map_err(Error::into_core)?;
+        let reader = crate::open(registry, input, &options.open).map_err(Error::into_core)?;
         Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
     };
     let mut reader: Box<dyn RecordingReader> = match open_selected() {
