@@ -2,6 +2,7 @@
 
 use std::sync::OnceLock;
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -143,10 +144,7 @@ fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>)
             .configure_mesh()
             .x_desc(&plot.x_label)
             .y_desc(&panel.y_label)
-            .label_style((FAMILY, 12).into_font())
-            .axis_desc_style((FAMILY, 14).into_font())
-            .bold_line_style(RGBColor(225, 225, 225))
-            .light_line_style(RGBColor(245, 245, 245))
+            .apply(house_style)
             .draw()
             .map_err(drawing)?;
         for (i, series) in panel.series.iter().enumerate() {
@@ -217,10 +215,7 @@ fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> 
         .disable_y_mesh()
         .y_labels(0)
         .x_desc(&o.x_label)
-        .label_style((FAMILY, 12).into_font())
-        .axis_desc_style((FAMILY, 14).into_font())
-        .bold_line_style(RGBColor(225, 225, 225))
-        .light_line_style(RGBColor(245, 245, 245))
+        .apply(house_style)
         .draw()
         .map_err(drawing)?;
     let label_font = (FAMILY, 13).into_font();
@@ -353,10 +348,7 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
         .configure_mesh()
         .x_desc(&m.x_label)
         .y_desc(&m.y_label)
-        .label_style((FAMILY, 12).into_font())
-        .axis_desc_style((FAMILY, 14).into_font())
-        .bold_line_style(RGBColor(225, 225, 225))
-        .light_line_style(RGBColor(245, 245, 245))
+        .apply(house_style)
         .draw()
         .map_err(drawing)?;
     let legend = m.tracks.len() <= 24;
@@ -406,10 +398,7 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
         .configure_mesh()
         .x_desc("time [s]")
         .y_desc(&m.altitude_label)
-        .label_style((FAMILY, 12).into_font())
-        .axis_desc_style((FAMILY, 14).into_font())
-        .bold_line_style(RGBColor(225, 225, 225))
-        .light_line_style(RGBColor(245, 245, 245))
+        .apply(house_style)
         .draw()
         .map_err(drawing)?;
     for (i, track) in m.tracks.iter().enumerate() {
@@ -420,3 +409,28 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
     }
     Ok(())
 }
+
+/// The mesh style every chart shares: the embedded font for labels and axis names, light grey
+/// grid lines.
+fn house_style<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FAMILY, 12).into_font())
+        .axis_desc_style((FAMILY, 14).into_font())
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(RGBColor(245, 245, 245))
+}
+
+/// Lets a chart's mesh builder take a shared style in the middle of its chain.
+trait Apply: Sized {
+    fn apply(&mut self, style: impl FnOnce(&mut Self) -> &mut Self) -> &mut Self {
+        style(self)
+    }
+}
+
+impl<X: Ranged, Y: Ranged, DB: DrawingBackend> Apply for MeshStyle<'_, '_, X, Y, DB> {}
