@@ -341,11 +341,17 @@ pub fn commit_all(files: Vec<AtomicFile>) -> Result<(), (usize, io::Error)> {
     for (i, f) in files.iter().enumerate() {
         let backup = match std::fs::symlink_metadata(&f.target) {
             Ok(m) if m.file_type().is_file() && f.replace == Replace::RegularFile => {
-                let backup = temp_path(&f.target).map_err(|e| (i, e))?;
-                if let Err(e) = std::fs::hard_link(&f.target, &backup) {
-                    failure = Some((i, e));
-                    break;
-                }
+                // A backup that cannot be made stops the commit; the files moved so far are
+                // put back below like after any other failure.
+                let made = temp_path(&f.target)
+                    .and_then(|backup| std::fs::hard_link(&f.target, &backup).map(|()| backup));
+                let backup = match made {
+                    Ok(backup) => backup,
+                    Err(e) => {
+                        failure = Some((i, e));
+                        break;
+                    }
+                };
                 register(&backup);
                 Some(backup)
             }

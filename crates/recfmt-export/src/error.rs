@@ -54,7 +54,7 @@ pub enum Error {
         source: mcap::McapError,
     },
     /// Creating, writing or renaming an output file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", io_text(path, source))]
     Io {
         /// The output file or directory.
         path: PathBuf,
@@ -72,6 +72,18 @@ fn path_prefix(path: Option<&Path>) -> String {
     match path {
         Some(p) => format!("{}: ", p.display()),
         None => String::new(),
+    }
+}
+
+/// `path: error`, or the error alone when it already names the path (the output checks of
+/// `recfmt_core::atomic` do), so the path is said once.
+fn io_text(path: &Path, source: &std::io::Error) -> String {
+    let path = path.display().to_string();
+    let text = source.to_string();
+    if text.starts_with(&path) {
+        text
+    } else {
+        format!("{path}: {text}")
     }
 }
 

@@ -250,6 +250,13 @@ fn exporting_a_recording_again_replaces_only_its_parts() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("already exists"), "{err}");
+    // The refused file is named once, not as `path: path already exists`.
+    let part = partition_dir(root, "NAV", "a").join("part-0.parquet");
+    assert_eq!(
+        err.to_string().matches(&*part.display().to_string()).count(),
+        1,
+        "{err}"
+    );
     assert!(stale.exists());
     // Allowed: `a` again, now without EVT rows: its EVT part goes, b's stays. (The only test
     // here that changes the process-wide policy.)
