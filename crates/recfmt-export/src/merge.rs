@@ -15,8 +15,8 @@
 //!   its columns are null.
 
 use recfmt_core::{
-    DType, Error, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Result, Schema,
-    SignalDesc, StreamDesc, TimeBase, Value,
+    BatchSet, DType, Error, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Result,
+    Schema, SignalDesc, StreamDesc, TimeBase, Value,
 };
 
 /// How rows of different streams line up.
@@ -86,26 +86,39 @@ pub fn raster_rows(reader: &mut dyn RecordingReader, step: f64) -> Result<u64> {
             "raster step {step} s must be a positive finite duration"
         )));
     }
-    let streams = reader.schema().streams.clone();
-    let mut rows = vec![0u64; streams.len()];
+    // Only the time columns are read (readers of fixed layouts skip the rest undecoded).
+    let schema = reader.schema().clone();
+    let mut batches = BatchSet::with_columns(
+        &schema,
+        65_536,
+        |_| true,
+        |stream, column| column == schema.streams[stream].time,
+    );
+    let mut rows = vec![0u64; schema.streams.len()];
     let mut span: Option<(f64, f64)> = None;
-    let mut frame = FrameBuf::default();
-    while reader.read_frame(&mut frame)? {
-        let Some(desc) = streams.get(frame.stream) else {
-            continue;
-        };
-        let row = rows[frame.stream];
-        rows[frame.stream] += 1;
-        let Some(t) = frame.time_seconds(desc) else {
-            continue;
-        };
-        if !t.is_finite() {
-            return Err(Error::invalid(format!(
-                "stream {} row {row}: time {t} s cannot be placed on a raster (expected a finite time)",
-                desc.name
-            )));
+    loop {
+        let more = reader.read_batches(&mut batches)?;
+        for batch in batches.take_at_least(1) {
+            let Some(desc) = schema.streams.get(batch.stream()) else {
+                continue;
+            };
+            let first_row = rows[batch.stream()];
+            rows[batch.stream()] += batch.rows() as u64;
+            for (i, t) in batch.times(desc).into_iter().enumerate() {
+                let Some(t) = t else { continue };
+                if !t.is_finite() {
+                    return Err(Error::invalid(format!(
+                        "stream {} row {}: time {t} s cannot be placed on a raster (expected a finite time)",
+                        desc.name,
+                        first_row + i as u64
+                    )));
+                }
+                span = Some(span.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
+            }
         }
-        span = Some(span.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
+        if !more {
+            break;
+        }
     }
     Ok(span.map_or(0, |(lo, hi)| {
         let steps = ((hi - lo) / step).floor();

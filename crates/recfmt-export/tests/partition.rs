@@ -253,7 +253,9 @@ fn exporting_a_recording_again_replaces_only_its_parts() {
     // The refused file is named once, not as `path: path already exists`.
     let part = partition_dir(root, "NAV", "a").join("part-0.parquet");
     assert_eq!(
-        err.to_string().matches(&*part.display().to_string()).count(),
+        err.to_string()
+            .matches(&*part.display().to_string())
+            .count(),
         1,
         "{err}"
     );
