@@ -395,9 +395,10 @@ pub fn commit_all(files: Vec<AtomicFile>) -> Result<(), (usize, io::Error)> {
     }
 }
 
-/// A lock on an output folder: `.recfmt.lock` holding the process id, created exclusively.
-/// A second run writing into the same folder is refused while the first holds it; a lock
-/// left by a process that no longer runs (after a crash) is taken over.
+/// A lock on an output folder: `.recfmt.lock` holding the process id (and, on Linux, the
+/// process's start time), created exclusively. A second run writing into the same folder is
+/// refused while the first holds it; a lock left by a process that no longer runs (after a
+/// crash) is taken over, also when its process id has since been given to another process.
 #[derive(Debug)]
 pub struct DirLock {
     path: PathBuf,
@@ -413,17 +414,20 @@ impl DirLock {
         for _ in 0..2 {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut f) => {
-                    writeln!(f, "{}", std::process::id())?;
+                    let pid = std::process::id();
+                    match process_start_time(pid) {
+                        Some(started) => writeln!(f, "{pid} {started}")?,
+                        None => writeln!(f, "{pid}")?,
+                    }
                     register(&path);
                     return Ok(DirLock { path });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     let holder = std::fs::read_to_string(&path).unwrap_or_default();
-                    let pid: Option<u32> = holder.trim().parse().ok();
-                    let alive = pid.is_none_or(|pid| {
-                        !Path::new("/proc/self").exists()
-                            || Path::new(&format!("/proc/{pid}")).exists()
-                    });
+                    let mut fields = holder.split_whitespace();
+                    let pid: Option<u32> = fields.next().and_then(|p| p.parse().ok());
+                    let started: Option<u64> = fields.next().and_then(|s| s.parse().ok());
+                    let alive = pid.is_none_or(|pid| holder_alive(pid, started));
                     if alive {
                         return Err(io::Error::new(
                             io::ErrorKind::AlreadyExists,
@@ -445,6 +449,29 @@ impl DirLock {
             io::ErrorKind::AlreadyExists,
             format!("could not take the lock {}", path.display()),
         ))
+    }
+}
+
+/// When process `pid` started (clock ticks after boot, field 22 of `/proc/PID/stat`), where
+/// the system says; with the pid it names one process, even after the pid is reused.
+fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// True when the process that wrote a lock may still run: where `/proc` cannot tell, always.
+fn holder_alive(pid: u32, started: Option<u64>) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    if !Path::new(&format!("/proc/{pid}")).exists() {
+        return false;
+    }
+    match (started, process_start_time(pid)) {
+        (Some(recorded), Some(now)) => recorded == now,
+        _ => true,
     }
 }
 
@@ -641,6 +668,24 @@ mod tests {
         if Path::new("/proc/self").exists() {
             let lock = DirLock::acquire(&dir).expect("stale lock taken over");
             drop(lock);
+            // A lock whose pid is alive but now belongs to another process (pid 1 started at
+            // boot, not at this recorded time) is stale too.
+            let init_started = process_start_time(1).expect("/proc/1/stat");
+            let reused = format!("1 {}\n", init_started + 12_345);
+            std::fs::write(dir.join(DirLock::FILE_NAME), reused).expect("write");
+            let lock = DirLock::acquire(&dir).expect("lock of a reused pid taken over");
+            // A live holder with the right start time is respected.
+            let held = std::fs::read_to_string(dir.join(DirLock::FILE_NAME)).expect("read");
+            assert_eq!(
+                held.split_whitespace().nth(1).and_then(|t| t.parse().ok()),
+                process_start_time(std::process::id())
+            );
+            drop(lock);
+            let alive = format!("1 {init_started}\n");
+            std::fs::write(dir.join(DirLock::FILE_NAME), alive).expect("write");
+            let err = DirLock::acquire(&dir).expect_err("pid 1 runs");
+            assert!(err.to_string().contains("process 1"), "{err}");
+            std::fs::remove_file(dir.join(DirLock::FILE_NAME)).ok();
         }
         std::fs::remove_dir_all(dir).ok();
     }
