@@ -33,6 +33,7 @@ pub mod atomic;
 mod batch;
 mod error;
 mod limits;
+mod memory;
 mod plugin;
 mod probe;
 mod read;
@@ -47,6 +48,7 @@ pub use batch::{
 };
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
+pub use memory::MemoryRecording;
 pub use plugin::{
     AgainstFn, Compatibility, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
     OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,

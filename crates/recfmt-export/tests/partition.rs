@@ -11,53 +11,15 @@ use arrow_array::types::{Float32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use recfmt_core::{
-    DType, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Schema, SignalDesc,
-    StreamDesc, TimeBase, Value,
+    DType, Header, MemoryRecording, RecordingReader, Schema, SignalDesc, StreamDesc, TimeBase,
+    Value,
 };
 use recfmt_export::{
     Error, ExportOptions, SOURCE_COLUMN, TableFormat, export_partitioned, partition_dir,
 };
 
-static INFO: FormatInfo = FormatInfo {
-    id: "memory",
-    name: "In-memory test recording",
-    extensions: &[],
-};
-
-/// Two streams, `NAV` (t_us, x) and `EVT` (t_us, code), rows given up front.
-struct Memory {
-    header: Header,
-    schema: Schema,
-    rows: Vec<FrameBuf>,
-    next: usize,
-    integrity: Integrity,
-}
-
-impl RecordingReader for Memory {
-    fn format(&self) -> &'static FormatInfo {
-        &INFO
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-    fn integrity(&self) -> &Integrity {
-        &self.integrity
-    }
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
-        let Some(row) = self.rows.get(self.next) else {
-            return Ok(false);
-        };
-        dst.clone_from(row);
-        self.next += 1;
-        Ok(true)
-    }
-}
-
 /// `nav` NAV rows (x = offset + i) and `evt` EVT rows.
-fn recording(nav: u64, evt: u64, offset: f32) -> Memory {
+fn recording(nav: u64, evt: u64, offset: f32) -> MemoryRecording {
     let mut nav_desc = StreamDesc::new(
         "NAV",
         SignalDesc::scalar("t_us", DType::U64),
@@ -77,33 +39,26 @@ fn recording(nav: u64, evt: u64, offset: f32) -> Memory {
     let mut rows = Vec::new();
     for i in 0..nav.max(evt) {
         if i < nav {
-            rows.push(FrameBuf {
-                stream: 0,
-                values: vec![
+            rows.push((
+                0,
+                vec![
                     Value::UInt(i * 10),
                     Value::Float((offset + i as f32).into()),
                 ],
-            });
+            ));
         }
         if i < evt {
-            rows.push(FrameBuf {
-                stream: 1,
-                values: vec![Value::UInt(i * 10 + 5), Value::UInt(i)],
-            });
+            rows.push((1, vec![Value::UInt(i * 10 + 5), Value::UInt(i)]));
         }
     }
-    Memory {
-        header: Header {
-            format: "memory",
-            ..Header::default()
-        },
-        schema: Schema {
-            streams: vec![nav_desc, evt_desc],
-        },
-        rows,
-        next: 0,
-        integrity: Integrity::default(),
-    }
+    let header = Header {
+        format: "memory",
+        ..Header::default()
+    };
+    let schema = Schema {
+        streams: vec![nav_desc, evt_desc],
+    };
+    MemoryRecording::new(header, schema).with_rows(rows)
 }
 
 fn read_parquet(path: &Path) -> Vec<RecordBatch> {
@@ -306,10 +261,13 @@ fn other_formats_and_a_source_signal_are_refused() {
     .unwrap_err();
     assert!(matches!(err, Error::Invalid(_)), "{err}");
 
-    let mut clash = recording(1, 0, 0.0);
-    clash.schema.streams[0]
+    // A stream with a column named like the partition column.
+    let mut schema = recording(1, 0, 0.0).schema().clone();
+    schema.streams[0]
         .signals
         .push(SignalDesc::scalar(SOURCE_COLUMN, DType::U64));
+    let mut clash = MemoryRecording::new(Header::default(), schema)
+        .with_rows([(0, vec![Value::UInt(0), Value::Float(0.0), Value::UInt(1)])]);
     let err =
         export_partitioned(&mut clash, dir.path(), "a", &options(), &mut |_, _| {}).unwrap_err();
     assert!(err.to_string().contains("\"source\""), "{err}");

@@ -5,31 +5,17 @@
 #![allow(clippy::unwrap_used)] // helpers in a test file fail by panicking
 
 use recfmt_core::{
-    DType, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Result, Schema, SignalDesc,
+    DType, FrameBuf, Header, MemoryRecording, RecordingReader, Result, Schema, SignalDesc,
     StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
 };
 use recfmt_export::{
     Alignment, MergedReader, Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange,
 };
 
-static INFO: FormatInfo = FormatInfo {
-    id: "mem",
-    name: "in-memory test recording",
-    extensions: &[],
-};
-
 /// `fast`: 10 Hz from 0.0 s to 0.9 s, `x` (f32) = 10 t, `n` (i32) = row index.
 /// `slow`: 4 Hz from 0.0 s to 0.75 s, `y` (f64) = 100 + t, `label` (str).
 /// Rows are interleaved by time, with `slow` after `fast` at equal times.
-struct MemReader {
-    header: Header,
-    schema: Schema,
-    rows: Vec<(usize, Vec<Value>)>,
-    next: usize,
-    integrity: Integrity,
-}
-
-fn recording() -> MemReader {
+fn recording() -> MemoryRecording {
     let mut fast = StreamDesc::new(
         "fast",
         SignalDesc::scalar("t_ms", DType::I64).with_unit("ms"),
@@ -70,46 +56,16 @@ fn recording() -> MemReader {
             ));
         }
     }
-    MemReader {
-        header: Header {
-            format: "mem",
-            version: "1".into(),
-            time: Some(
-                TimeReference::parse(TimeSystem::Utc, Some("2017-01-01T00:00:00Z")).unwrap(),
-            ),
-            metadata: Default::default(),
-        },
-        schema: Schema {
-            streams: vec![fast, slow],
-        },
-        rows,
-        next: 0,
-        integrity: Integrity::default(),
-    }
-}
-
-impl RecordingReader for MemReader {
-    fn format(&self) -> &'static FormatInfo {
-        &INFO
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
-        let Some((stream, values)) = self.rows.get(self.next) else {
-            return Ok(false);
-        };
-        self.next += 1;
-        dst.reset(*stream, values.len());
-        dst.values.clone_from(values);
-        Ok(true)
-    }
-    fn integrity(&self) -> &Integrity {
-        &self.integrity
-    }
+    let header = Header {
+        format: "mem",
+        version: "1".into(),
+        time: Some(TimeReference::parse(TimeSystem::Utc, Some("2017-01-01T00:00:00Z")).unwrap()),
+        metadata: Default::default(),
+    };
+    let schema = Schema {
+        streams: vec![fast, slow],
+    };
+    MemoryRecording::new(header, schema).with_rows(rows)
 }
 
 fn collect(reader: &mut dyn RecordingReader) -> Vec<(String, Vec<Value>)> {

@@ -5,52 +5,12 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap
 
 use recfmt_core::{
-    DType, FormatInfo, FrameBuf, Header, Integrity, RecordingReader, Schema, SignalDesc,
-    StreamDesc, TimeBase, Value,
+    DType, Header, MemoryRecording, Schema, SignalDesc, StreamDesc, TimeBase, Value,
 };
 use recfmt_plot::{Figure, ImageKind, SignalOptions};
 
 /// A recording held in memory: one stream `NAV` of (`t` seconds, `x` metres) rows.
-struct Memory {
-    header: Header,
-    schema: Schema,
-    rows: Vec<(f64, f64)>,
-    next: usize,
-    integrity: Integrity,
-}
-
-static INFO: FormatInfo = FormatInfo {
-    id: "memory",
-    name: "In-memory rows",
-    extensions: &[],
-};
-
-impl RecordingReader for Memory {
-    fn format(&self) -> &'static FormatInfo {
-        &INFO
-    }
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-    fn integrity(&self) -> &Integrity {
-        &self.integrity
-    }
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
-        let Some(&(t, x)) = self.rows.get(self.next) else {
-            return Ok(false);
-        };
-        dst.reset(0, 2);
-        dst.values[0] = Value::Float(t);
-        dst.values[1] = Value::Float(x);
-        self.next += 1;
-        Ok(true)
-    }
-}
-
-fn memory(rows: Vec<(f64, f64)>) -> Box<Memory> {
+fn memory(rows: Vec<(f64, f64)>) -> Box<MemoryRecording> {
     let mut nav = StreamDesc::new(
         "NAV",
         SignalDesc::scalar("t", DType::F64),
@@ -58,16 +18,14 @@ fn memory(rows: Vec<(f64, f64)>) -> Box<Memory> {
     );
     nav.signals
         .push(SignalDesc::scalar("x", DType::F64).with_unit("m"));
-    Box::new(Memory {
-        header: Header {
-            format: "memory",
-            ..Header::default()
-        },
-        schema: Schema { streams: vec![nav] },
-        rows,
-        next: 0,
-        integrity: Integrity::default(),
-    })
+    let header = Header {
+        format: "memory",
+        ..Header::default()
+    };
+    let rows = rows
+        .into_iter()
+        .map(|(t, x)| (0, vec![Value::Float(t), Value::Float(x)]));
+    Box::new(MemoryRecording::new(header, Schema { streams: vec![nav] }).with_rows(rows))
 }
 
 fn figure(rows: Vec<(f64, f64)>) -> Figure {
@@ -229,8 +187,10 @@ fn svg_axis_text_names_the_signal_and_unit() {
 
 #[test]
 fn the_overview_shows_each_stream_and_where_a_truncated_file_ends() {
-    let mut reader = memory((0..500).map(|i| (f64::from(i) * 0.01, 0.0)).collect());
-    reader.integrity.truncate(4096, 17);
+    let mut cut = recfmt_core::Integrity::default();
+    cut.truncate(4096, 17);
+    let reader = memory((0..500).map(|i| (f64::from(i) * 0.01, 0.0)).collect());
+    let mut reader = Box::new(reader.with_integrity(cut));
     let figure = recfmt_plot::overview(reader.as_mut(), "cut").unwrap();
     let svg = String::from_utf8(figure.render(ImageKind::Svg, 800, None).unwrap()).unwrap();
     let texts = svg_texts(&svg);
