@@ -18,8 +18,8 @@ use pyo3::exceptions::{PyException, PyStopIteration, PyUserWarning, PyValueError
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use recfmt_core::{
-    BatchSet, ErrorKind, FormatOptions, Header, Integrity, Metadata, ReadOptions,
-    RecordingReader, Schema, StreamBatch, StreamDesc, TimeSystem,
+    BatchSet, ErrorKind, FormatOptions, Header, Integrity, Metadata, ReadOptions, RecordingReader,
+    Schema, StreamBatch, StreamDesc, TimeSystem,
 };
 use recfmt_export::{Pattern, Pipeline, SelectedReader, TimeBound};
 
@@ -878,7 +878,9 @@ fn format_options(value: Option<&Bound<'_, PyAny>>) -> PyResult<FormatOptions> {
         options.push_pair(&text).map_err(to_py)?;
     } else {
         for pair in value.try_iter()? {
-            options.push_pair(&pair?.extract::<String>()?).map_err(to_py)?;
+            options
+                .push_pair(&pair?.extract::<String>()?)
+                .map_err(to_py)?;
         }
     }
     Ok(options)
