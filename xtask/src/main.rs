@@ -159,17 +159,35 @@ fn ci() -> Result<()> {
     Ok(())
 }
 
-/// Builds the `recfmt` Python package into `target/pyenv` (`maturin develop`, dev profile, in
-/// the workspace target directory, so the dependencies the Rust tests compiled are reused) and
-/// runs its pytest suite against the `recfmt` binary of the same build.
+/// Builds the `recfmt` Python package as an abi3 wheel (`maturin build`, dev profile, in the
+/// workspace target directory, so the dependencies the Rust tests compiled are reused),
+/// installs that wheel into `target/pyenv` as a user's `pip install` would, and runs its pytest
+/// suite against the `recfmt` binary of the same build.
 fn python_package(python: &Path) -> Result<()> {
     let root = project_root();
-    let venv = root.join("target/pyenv");
+    let wheels = root.join("target/wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
     run(cargo().args(["build", "-p", "recfmt", "--bin", "recfmt"]))?;
     run(Command::new(python)
-        .args(["-m", "maturin", "develop", "--profile", "dev"])
-        .current_dir(root.join("python"))
-        .env("VIRTUAL_ENV", &venv))?;
+        .args(["-m", "maturin", "build", "--profile", "dev", "--out"])
+        .arg(&wheels)
+        .current_dir(root.join("python")))?;
+    let wheel = files_under(&wheels)?
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|e| e == "whl"))
+        .context("maturin built no wheel")?;
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--force-reinstall",
+        ])
+        .arg(wheels.join(wheel)))?;
+    // The tests must import the installed wheel, not the source folder.
     run(Command::new(python)
         .args([
             "-m",
@@ -179,6 +197,7 @@ fn python_package(python: &Path) -> Result<()> {
             "no:cacheprovider",
             "python/tests",
         ])
+        .env("RECFMT_EXPECT_WHEEL", "1")
         .env("RECFMT_BIN", root.join("target/debug/recfmt")))
 }
 
