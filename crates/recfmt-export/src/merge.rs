@@ -98,6 +98,7 @@ pub fn raster_rows(reader: &mut dyn RecordingReader, step: f64) -> Result<u64> {
     let mut span: Option<(f64, f64)> = None;
     loop {
         let more = reader.read_batches(&mut batches)?;
+        let read_to = reader.progress().0;
         for batch in batches.take_at_least(1) {
             let Some(desc) = schema.streams.get(batch.stream()) else {
                 continue;
@@ -108,7 +109,7 @@ pub fn raster_rows(reader: &mut dyn RecordingReader, step: f64) -> Result<u64> {
                 let Some(t) = t else { continue };
                 if !t.is_finite() {
                     return Err(Error::invalid(format!(
-                        "stream {} row {}: time {t} s cannot be placed on a raster (expected a finite time)",
+                        "stream {} row {}: time {t} s cannot be placed on a raster (expected a finite time; the record lies before read position {read_to}: a byte offset, or a row in HDF5 inputs)",
                         desc.name,
                         first_row + i as u64
                     )));

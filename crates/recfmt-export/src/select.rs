@@ -428,7 +428,9 @@ impl<R: RecordingReader> SelectedReader<R> {
         }
         if let Some((system, reference)) = &self.absolute {
             let t = src.time_seconds(&self.inner.schema().streams[src.stream]);
-            dst.values[desc.signals.len() - 1] = absolute_ns(&desc.name, reference, *system, t)?;
+            let read_to = self.inner.progress().0;
+            dst.values[desc.signals.len() - 1] =
+                absolute_ns(&desc.name, reference, *system, t, read_to)?;
         }
         Ok(())
     }
@@ -474,8 +476,9 @@ impl<R: RecordingReader> SelectedReader<R> {
             && let Some(signal) = desc.signals.last()
         {
             let mut column = ColumnBuf::new(signal, rows);
+            let read_to = self.inner.progress().0;
             for (r, t) in times.iter().enumerate() {
-                let ns = absolute_ns(&desc.name, reference, *system, *t)?;
+                let ns = absolute_ns(&desc.name, reference, *system, *t, read_to)?;
                 column
                     .push_value(&ns, r)
                     .map_err(|e| Error::invalid(format!("{}: {e}", signal.name)))?;
@@ -633,12 +636,14 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
 
 /// The absolute time column's value for recording time `t` (nanoseconds since 1970 in
 /// `system`). A row without a time has none; a NaN, infinite or absurd time is damaged input
-/// and an error, not a silent gap.
+/// and an error, not a silent gap, naming where the reader had got to (`read_to`, its
+/// `progress()`: bytes for most formats, rows for HDF5; the bad record lies before it).
 fn absolute_ns(
     stream: &str,
     reference: &TimeReference,
     system: TimeSystem,
     t: Option<f64>,
+    read_to: u64,
 ) -> Result<Value> {
     let Some(t) = t else {
         return Ok(Value::Null);
@@ -648,7 +653,8 @@ fn absolute_ns(
         None if reference.epoch.is_none() => Ok(Value::Null),
         None => Err(Error::invalid(format!(
             "stream {stream:?}: time {t} s has no absolute {system} instant \
-             (expected a finite time within {MAX_ABSOLUTE_SECONDS:e} s of the recording's epoch)"
+             (expected a finite time within {MAX_ABSOLUTE_SECONDS:e} s of the recording's epoch; \
+             the record lies before read position {read_to}: a byte offset, or a row in HDF5 inputs)"
         ))),
     }
 }
