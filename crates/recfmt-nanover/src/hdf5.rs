@@ -1096,13 +1096,21 @@ pub fn write_hdf5(
         #[cfg(feature = "nanover-zip")]
         {
             let file = std::fs::File::open(input).in_file(input)?;
-            let (events, integrity) =
-                crate::nzip::read_nanover_zip(std::io::BufReader::new(file), &options.limits)
+            let mut events =
+                crate::nzip::ZipEvents::open(std::io::BufReader::new(file), &options.limits)
                     .in_file(input)?;
-            let has_state = events.iter().any(|e| e.state.is_some());
+            // A first pass (one message in memory at a time) says whether there is state.
+            let mut has_state = false;
+            while let Some(e) = events.next_event().in_file(input)? {
+                if e.state.is_some() {
+                    has_state = true;
+                    break;
+                }
+            }
+            events.rewind();
             root.push(("source.zip".into(), input.display().to_string()));
-            let mut s = write_events(events.into_iter().map(Ok), has_state, out, options, &root)?;
-            s.integrity = integrity;
+            let mut s = write_events(&mut events, has_state, out, options, &root)?;
+            s.integrity = events.integrity().clone();
             return Ok(s);
         }
         #[cfg(not(feature = "nanover-zip"))]
