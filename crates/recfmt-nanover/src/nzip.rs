@@ -578,24 +578,29 @@ fn parse_index(
     Ok(entries)
 }
 
-/// The messages of a `messages.msgpack` whose index is lost, found by decoding them one
-/// after another (MessagePack values delimit themselves). Reads windows of the member, so
+/// The messages of a `messages.msgpack` whose index is lost (from byte `from` of the
+/// member), found by decoding them one after another (MessagePack values delimit
+/// themselves). Reads windows of the member, so
 /// memory is bounded by the largest message, not the member. Returns the entries and the
 /// bytes they cover; what follows did not decode.
 fn scan_messages<R: Read + Seek>(
     source: &mut R,
     messages: Member,
+    from: u64,
 ) -> std::io::Result<(Vec<IndexEntry>, u64)> {
     const WINDOW: u64 = 1 << 16;
     let mut entries = Vec::new();
-    let mut at = 0u64;
+    let mut at = from;
     let mut window = WINDOW;
     while at < messages.available {
         let want = (messages.available - at).min(window);
         let buf = read_at(source, messages.data_start + at, want)?;
         let mut decoder = Decoder::new(&buf);
         let mut good = 0usize;
-        while good < buf.len() && decoder.value().is_ok() {
+        // Only a map with a frame or a state is a message (not the bytes of a data
+        // descriptor or a cut header after the data).
+        let is_message = |m: &Mp| m.get("frame").is_some() || m.get("state").is_some();
+        while good < buf.len() && decoder.value().is_ok_and(|m| is_message(&m)) {
             let end = decoder.position();
             entries.push(IndexEntry {
                 offset: at + good as u64,
@@ -721,10 +726,29 @@ impl<R: Read + Seek> ZipEvents<R> {
                     m.data_start,
                 )?;
                 let bytes = read_at(&mut source, m.data_start, m.available)?;
-                parse_index(&bytes, m.data_start, m.complete(), &mut integrity)?
+                let mut entries = parse_index(&bytes, m.data_start, m.complete(), &mut integrity)?;
+                if walked && !m.complete() {
+                    // The index is cut: the messages after the last one it names are found
+                    // by decoding, and keep the last time known.
+                    let from = entries
+                        .iter()
+                        .filter_map(|e| e.offset.checked_add(e.length))
+                        .filter(|&end| end <= messages.available)
+                        .max()
+                        .unwrap_or(0);
+                    let (more, _) = scan_messages(&mut source, messages, from)?;
+                    if !more.is_empty() {
+                        integrity.warn(format!(
+                            "{} messages after the last one the cut index.msgpack names were found by decoding messages.msgpack; they keep the last time known",
+                            more.len()
+                        ));
+                    }
+                    entries.extend(more);
+                }
+                entries
             }
             None if walked => {
-                let (entries, covered) = scan_messages(&mut source, messages)?;
+                let (entries, covered) = scan_messages(&mut source, messages, 0)?;
                 integrity.warn(format!(
                     "index.msgpack is lost: {} complete messages read in order from messages.msgpack; their times are unknown and read as 0",
                     entries.len()
