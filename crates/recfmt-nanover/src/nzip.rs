@@ -387,6 +387,9 @@ fn find_descriptor<R: Read + Seek>(
     Ok(None)
 }
 
+/// Where a walk of local headers stopped early, and what it expected there.
+type StoppedAt = (u64, String);
+
 /// A member found by walking local headers, and where its header starts.
 struct Walked {
     name: Vec<u8>,
@@ -402,7 +405,7 @@ struct Walked {
 fn walk_local_headers<R: Read + Seek>(
     source: &mut R,
     len: u64,
-) -> std::io::Result<(Vec<Walked>, Option<(u64, String)>)> {
+) -> std::io::Result<(Vec<Walked>, Option<StoppedAt>)> {
     let mut members = Vec::new();
     let mut at = 0u64;
     let stopped = loop {
