@@ -754,8 +754,9 @@ pub fn zip_head_is_nanover(head: &[u8]) -> bool {
 
 impl<R: Read + std::io::Seek> NanoverRecording<R> {
     /// Reads a `.nanover.zip` (NanoVer's format since October 2025; see [`crate::nzip`]).
-    /// The messages are decoded into memory, then served as the same streams as a `.traj`
-    /// and `.state`.
+    /// The messages are decoded one at a time as they are read (twice: a first pass
+    /// declares the schema), and served as the same streams as a `.traj` and `.state`;
+    /// memory holds one message and a small record per index entry.
     #[cfg(feature = "nanover-zip")]
     pub fn from_zip(source: R, options: &ReadOptions) -> Result<Self>
     where
