@@ -14,7 +14,8 @@
 //!                            simulation_counter (when the frames carry one)
 //!     t_us                   u64 [frames]          record timestamps (µs since the recorder started)
 //!     frame_index            u32 [frames]
-//!     positions              f32 [frames, particles, 3]   nm
+//!     positions              f32 [frames, particles, 3]   nm; NaN in the rows before the
+//!                            first frame with positions (see frames_before_positions)
 //!     velocities             f32 [frames, particles, 3]   nm/ps            (when recorded)
 //!     forces                 f32 [frames, particles, 3]   kJ/(mol nm)      (particle.forces)
 //!     forces.system          f32 [frames, particles, 3]   kJ/(mol nm)
@@ -36,10 +37,18 @@
 //!                            one row per changed key
 //! ```
 //!
-//! Rows are the frames from the first one whose aggregated frame has positions (the topology
-//! frame before it, and the Rust server's empty leading frame, count in
-//! `frames_before_positions`); every value is the **aggregated** frame's after the record,
-//! as in the `frames` stream. Every dataset has an attribute `nanover.key` (the NanoVer key
+//! Rows are **every frame** of the session part, one per `.traj` record (or `.nanover.zip`
+//! frame message), as in the `frames` stream: every per-frame dataset (`t_us`,
+//! `frame_index`, the values, positions and the other per-particle arrays) has length
+//! `frames`, and row `i` of each is the same record. Frames that come before the first one
+//! whose aggregated frame has positions (the topology frame of Python recordings, the Rust
+//! server's empty leading frame) are the first `frames_before_positions` rows: their
+//! `t_us`, `frame_index` and values are there, and their positions, velocities and forces
+//! are NaN (the iMD force 0), since the particle count is not known before positions
+//! (`positions[frames_before_positions:]` are the frames with positions; a session with no
+//! positions at all has `positions` of shape `[frames, 0, 3]`). The arrays written once
+//! (topology) are those of the first frame with positions. Every value is the
+//! **aggregated** frame's after the record, as in the `frames` stream. Every dataset has an attribute `nanover.key` (the NanoVer key
 //! it comes from) and `unit` where NanoVer documents one. String attributes are
 //! variable-length UTF-8 (h5py gives `str`).
 //!
@@ -117,7 +126,7 @@ pub struct SessionGroup {
     pub session: u32,
     /// 0, or the part number after a particle-count change.
     pub part: u32,
-    /// Rows (frames with positions).
+    /// Rows: every frame of the part, those before the first positions included.
     pub frames: u64,
     /// Particles per frame.
     pub particles: u64,
@@ -239,6 +248,8 @@ struct ScalarCol {
 struct Part {
     session: u32,
     part: u32,
+    /// True once a row had positions (the particle count is known from then on).
+    positioned: bool,
     particles: usize,
     rows: u64,
     before_rows: u64,
@@ -265,6 +276,7 @@ impl Part {
         Part {
             session,
             part,
+            positioned: false,
             particles: 0,
             rows: 0,
             before_rows: 0,
@@ -311,18 +323,40 @@ impl Part {
             .and_then(ValueArray::as_floats)
             .filter(|p| !p.is_empty() || view.particle_count() == Some(0));
         let Some(positions) = positions else {
-            if self.rows == 0 {
+            // A frame before the first positions (a topology frame, the Rust server's empty
+            // leading frame) is a row with NaN positions. After positions it cannot happen
+            // within a session (the aggregate keeps them); the row is kept the same way.
+            if !self.positioned {
                 self.before_rows += 1;
-                return Ok(Pushed::Row);
             }
-            // Cannot happen within a session (the aggregate keeps positions); keep the row.
-            return self.push_row(t, msg, view, limits, None);
+            return self.push_row(t, msg, view, limits);
         };
         let n = positions.len() / 3;
-        if self.rows > 0 && n != self.particles {
+        if self.positioned && n != self.particles {
             return Ok(Pushed::NewParticleCount(n));
         }
-        self.push_row(t, msg, view, limits, Some(n))
+        if !self.positioned {
+            // The particle count is known from here; the rows before get NaN positions
+            // (per-particle columns start with NaN rows when they first appear). The
+            // arrays that describe the session are those of this first frame with positions.
+            self.positioned = true;
+            self.particles = n;
+            if self.rows > 0 {
+                self.initial.clear();
+                self.changes.clear();
+                self.take_initial(view);
+            }
+        }
+        self.push_row(t, msg, view, limits)
+    }
+
+    /// The session's arrays that are not per-frame, as they are in `view`.
+    fn take_initial(&mut self, view: &FrameView) {
+        for (k, a) in &view.arrays {
+            if !per_frame_key(k) {
+                self.initial.insert(k.clone(), a.clone());
+            }
+        }
     }
 
     fn push_row(
@@ -331,17 +365,14 @@ impl Part {
         msg: &GetFrameResponse,
         view: &FrameView,
         limits: &Limits,
-        n: Option<usize>,
     ) -> recfmt_core::Result<Pushed> {
         if self.rows == 0 {
-            self.particles = n.unwrap_or(0);
             self.start_t = Some(t);
-            for (k, a) in &view.arrays {
-                if !per_frame_key(k) {
-                    self.initial.insert(k.clone(), a.clone());
-                }
-            }
-        } else if let Some(frame) = &msg.frame {
+            self.take_initial(view);
+        } else if self.positioned
+            && self.before_rows < self.rows
+            && let Some(frame) = &msg.frame
+        {
             for (k, a) in &frame.arrays {
                 if per_frame_key(k) || self.current(k) == Some(a) {
                     continue;
@@ -374,8 +405,9 @@ impl Part {
                 None => col.extend(std::iter::repeat_n(f32::NAN, p3)),
             }
         }
-        // The iMD force made dense: zero where no force acts.
-        if view.arrays.contains_key(USER_SPARSE) || self.user.is_some() {
+        // The iMD force made dense: zero where no force acts (from the first row with
+        // positions, when the particle count is known; zero for the rows before).
+        if self.positioned && (view.arrays.contains_key(USER_SPARSE) || self.user.is_some()) {
             let col = self.user.get_or_insert_with(|| vec![0.0; row * p3]);
             let start = col.len();
             col.resize(start + p3, 0.0);
@@ -1096,13 +1128,21 @@ pub fn write_hdf5(
         #[cfg(feature = "nanover-zip")]
         {
             let file = std::fs::File::open(input).in_file(input)?;
-            let (events, integrity) =
-                crate::nzip::read_nanover_zip(std::io::BufReader::new(file), &options.limits)
+            let mut events =
+                crate::nzip::ZipEvents::open(std::io::BufReader::new(file), &options.limits)
                     .in_file(input)?;
-            let has_state = events.iter().any(|e| e.state.is_some());
+            // A first pass (one message in memory at a time) says whether there is state.
+            let mut has_state = false;
+            while let Some(e) = events.next_event().in_file(input)? {
+                if e.state.is_some() {
+                    has_state = true;
+                    break;
+                }
+            }
+            events.rewind();
             root.push(("source.zip".into(), input.display().to_string()));
-            let mut s = write_events(events.into_iter().map(Ok), has_state, out, options, &root)?;
-            s.integrity = integrity;
+            let mut s = write_events(&mut events, has_state, out, options, &root)?;
+            s.integrity = events.integrity().clone();
             return Ok(s);
         }
         #[cfg(not(feature = "nanover-zip"))]

@@ -73,6 +73,23 @@ impl<'a> Decoder<'a> {
         Ok(Mp::Map(v))
     }
 
+    /// Bytes consumed so far.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Reads an array header and returns its element count (the elements follow; the count
+    /// sizes nothing).
+    pub(crate) fn array_len(&mut self) -> Result<usize, String> {
+        let b = self.take(1)?[0];
+        match b {
+            0x90..=0x9f => Ok(usize::from(b & 0x0f)),
+            0xdc => self.len(2),
+            0xdd => self.len(4),
+            _ => Err(format!("an array, found type byte 0x{b:02x}")),
+        }
+    }
+
     /// Decodes the next value.
     pub(crate) fn value(&mut self) -> Result<Mp, String> {
         self.value_at(0)

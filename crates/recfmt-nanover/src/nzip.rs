@@ -170,27 +170,6 @@ fn to_state(m: &Mp) -> StateUpdate {
     }
 }
 
-fn read_entry<R: Read + Seek>(
-    zip: &mut zip::ZipArchive<R>,
-    name: &str,
-    limit: Option<u64>,
-) -> Result<Vec<u8>> {
-    let mut entry = zip.by_name(name).map_err(|e| {
-        Error::Core(recfmt_core::Error::malformed(
-            crate::FORMAT_ID,
-            0,
-            format!("an entry {name} in the zip: {e}"),
-        ))
-    })?;
-    if let Some(limit) = limit {
-        Limits::check("nanover.zip entry size", entry.size(), limit, 0)?;
-    }
-    // No reservation from the declared size: the buffer grows with the bytes really read.
-    let mut out = Vec::new();
-    entry.read_to_end(&mut out)?;
-    Ok(out)
-}
-
 /// The names in a zip's central directory, read from its end-of-central-directory record
 /// (zip64 too). Used to refuse archives that name a member twice: readers disagree on which
 /// copy wins, so such a file has no single meaning.
@@ -264,94 +243,683 @@ fn central_directory_names<R: Read + Seek>(source: &mut R) -> std::io::Result<Ve
     Ok(names)
 }
 
-/// Reads a `.nanover.zip` into events, in index order. Messages that do not decode are skipped
+const INDEX: &str = "index.msgpack";
+const MESSAGES: &str = "messages.msgpack";
+
+fn malformed(offset: u64, expected: String) -> Error {
+    Error::Core(recfmt_core::Error::malformed(
+        crate::FORMAT_ID,
+        offset,
+        expected,
+    ))
+}
+
+fn u16_le(b: &[u8], i: usize) -> u64 {
+    u64::from(u16::from_le_bytes([b[i], b[i + 1]]))
+}
+
+fn u32_le(b: &[u8], i: usize) -> u64 {
+    u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]))
+}
+
+fn u64_le(b: &[u8], i: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(x)
+}
+
+/// Reads `n` bytes at `at` (the caller has checked that they lie inside the file); fewer
+/// when the file ends first.
+fn read_at<R: Read + Seek>(source: &mut R, at: u64, n: u64) -> std::io::Result<Vec<u8>> {
+    source.seek(std::io::SeekFrom::Start(at))?;
+    let mut out = Vec::new();
+    source.by_ref().take(n).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Where a member's stored bytes lie in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Member {
+    /// Offset of its first data byte in the file.
+    data_start: u64,
+    /// Its size as the zip declares it, when known.
+    declared: Option<u64>,
+    /// Bytes of it present in the file.
+    available: u64,
+}
+
+impl Member {
+    fn complete(&self) -> bool {
+        self.declared == Some(self.available)
+    }
+}
+
+/// The two members, located through the central directory; `None` when the zip has no
+/// readable central directory (a truncated file).
+fn members_from_directory<R: Read + Seek>(
+    source: &mut R,
+    len: u64,
+) -> Result<Option<[Option<Member>; 2]>> {
+    let Ok(mut zip) = zip::ZipArchive::new(&mut *source) else {
+        return Ok(None);
+    };
+    let mut found = [None, None];
+    for (slot, name) in found.iter_mut().zip([INDEX, MESSAGES]) {
+        let Some(i) = zip.index_for_name(name) else {
+            continue;
+        };
+        let entry = zip
+            .by_index_raw(i)
+            .map_err(|e| malformed(0, format!("a readable {name} member in the zip: {e}")))?;
+        if entry.compression() != zip::CompressionMethod::Stored {
+            return Err(malformed(
+                entry.header_start(),
+                format!(
+                    "{name} stored uncompressed (as NanoVer writes it), found {}",
+                    entry.compression()
+                ),
+            ));
+        }
+        let data_start = entry.data_start();
+        let size = entry.compressed_size();
+        *slot = Some(Member {
+            data_start,
+            declared: Some(size),
+            available: size.min(len.saturating_sub(data_start)),
+        });
+    }
+    Ok(Some(found))
+}
+
+/// The stored size from a local header's zip64 extra field (id 1): the original size comes
+/// first when its 32-bit field is saturated, then the compressed size.
+fn zip64_size(extra: &[u8], original_saturated: bool, compressed_saturated: bool) -> Option<u64> {
+    let mut at = 0usize;
+    while at + 4 <= extra.len() {
+        let id = u16_le(extra, at);
+        let size = u16_le(extra, at + 2) as usize;
+        let body = extra.get(at + 4..at + 4 + size)?;
+        if id == 1 {
+            let original = original_saturated
+                .then(|| body.get(..8).map(|b| u64_le(b, 0)))
+                .flatten();
+            let skip = if original_saturated { 8 } else { 0 };
+            let compressed = compressed_saturated
+                .then(|| body.get(skip..skip + 8).map(|b| u64_le(b, 0)))
+                .flatten();
+            return compressed.or(original);
+        }
+        at += 4 + size;
+    }
+    None
+}
+
+/// The size of a stored member whose local header defers it to a data descriptor: the
+/// first `PK\7\8` signature after the data whose size field equals the bytes before it.
+/// `None` when the file ends first.
+fn find_descriptor<R: Read + Seek>(
+    source: &mut R,
+    data_start: u64,
+    len: u64,
+    zip64: bool,
+) -> std::io::Result<Option<(u64, u64)>> {
+    const CHUNK: u64 = 1 << 16;
+    let descriptor_len: u64 = if zip64 { 24 } else { 16 };
+    let mut at = data_start;
+    while at < len {
+        // Overlapping windows so that a descriptor across a boundary is seen whole.
+        let window = read_at(source, at, CHUNK + descriptor_len)?;
+        for i in 0..window.len().min(CHUNK as usize) {
+            if !window[i..].starts_with(b"PK\x07\x08") {
+                continue;
+            }
+            let Some(d) = window.get(i..i + descriptor_len as usize) else {
+                continue;
+            };
+            let size = if zip64 { u64_le(d, 8) } else { u32_le(d, 8) };
+            let here = at + i as u64;
+            if size == here - data_start {
+                return Ok(Some((size, descriptor_len)));
+            }
+        }
+        at += CHUNK;
+    }
+    Ok(None)
+}
+
+/// Where a walk of local headers stopped early, and what it expected there.
+type StoppedAt = (u64, String);
+
+/// A member found by walking local headers, and where its header starts.
+struct Walked {
+    name: Vec<u8>,
+    header: u64,
+    method: u64,
+    member: Member,
+}
+
+/// The members of a zip without a readable central directory, found by walking its local
+/// file headers from the start, and where and why the walk stopped before the end (a cut
+/// header or member, or bytes that are not a header). Every length is checked against the
+/// file before it sizes a read.
+fn walk_local_headers<R: Read + Seek>(
+    source: &mut R,
+    len: u64,
+) -> std::io::Result<(Vec<Walked>, Option<StoppedAt>)> {
+    let mut members = Vec::new();
+    let mut at = 0u64;
+    let stopped = loop {
+        if at >= len {
+            break None;
+        }
+        if len - at < 30 {
+            break Some((
+                at,
+                format!("a 30-byte local file header, found {} bytes", len - at),
+            ));
+        }
+        let fixed = read_at(source, at, 30)?;
+        if !fixed.starts_with(b"PK\x03\x04") {
+            // The central directory (or a zip64 end record) ends the members.
+            if fixed.starts_with(b"PK\x01\x02") || fixed.starts_with(b"PK\x06\x06") {
+                break None;
+            }
+            break Some((at, "a local file header (PK\\3\\4)".to_string()));
+        }
+        let flags = u16_le(&fixed, 6);
+        let method = u16_le(&fixed, 8);
+        let (compressed, original) = (u32_le(&fixed, 18), u32_le(&fixed, 22));
+        let (name_len, extra_len) = (u16_le(&fixed, 26), u16_le(&fixed, 28));
+        let data_start = at + 30 + name_len + extra_len;
+        if data_start > len {
+            break Some((
+                at,
+                format!(
+                    "a local file header with a {name_len}-byte name and a {extra_len}-byte extra field"
+                ),
+            ));
+        }
+        // At most 2 x 65,535 bytes, both inside the file (checked above).
+        let var = read_at(source, at + 30, name_len + extra_len)?;
+        let (name, extra) = var.split_at(name_len as usize);
+        let zip64 = compressed == u64::from(u32::MAX) || original == u64::from(u32::MAX);
+        let mut size = if zip64 {
+            zip64_size(
+                extra,
+                original == u64::from(u32::MAX),
+                compressed == u64::from(u32::MAX),
+            )
+        } else {
+            Some(compressed)
+        };
+        let has_descriptor = flags & 8 != 0;
+        let mut descriptor_len = 0;
+        if has_descriptor && size.is_none_or(|s| s == 0) {
+            size = None;
+            if method == 0
+                && let Some((s, d)) = find_descriptor(source, data_start, len, zip64)?
+            {
+                size = Some(s);
+                descriptor_len = d;
+            }
+        } else if has_descriptor {
+            let sig = read_at(source, data_start.saturating_add(size.unwrap_or(0)), 4)?;
+            descriptor_len = if sig == b"PK\x07\x08" { 4 } else { 0 } + if zip64 { 20 } else { 12 };
+        }
+        let room = len - data_start;
+        let member = Member {
+            data_start,
+            declared: size,
+            available: size.map_or(room, |s| s.min(room)),
+        };
+        members.push(Walked {
+            name: name.to_vec(),
+            header: at,
+            method,
+            member,
+        });
+        match size {
+            Some(s) if s <= room => at = data_start + s + descriptor_len,
+            Some(s) => {
+                break Some((
+                    len,
+                    format!(
+                        "{s} bytes of {} from byte {data_start}, found {room}",
+                        String::from_utf8_lossy(name)
+                    ),
+                ));
+            }
+            None => {
+                break Some((
+                    data_start,
+                    format!(
+                        "the size of {} (in its local header or a data descriptor)",
+                        String::from_utf8_lossy(name)
+                    ),
+                ));
+            }
+        }
+    };
+    Ok((members, stopped))
+}
+
+/// One index entry: where its message lies in `messages.msgpack` and when it was recorded.
+/// This is all the reader keeps per entry; messages are decoded when they are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexEntry {
+    offset: u64,
+    length: u64,
+    timestamp: Option<u64>,
+}
+
+/// Parses `index.msgpack` (at file offset `at`) entry by entry. A complete member that is
+/// not an array of entries is an error; a cut one gives the entries before the cut.
+fn parse_index(
+    bytes: &[u8],
+    at: u64,
+    complete: bool,
+    integrity: &mut Integrity,
+) -> Result<Vec<IndexEntry>> {
+    let mut decoder = Decoder::new(bytes);
+    let count = match decoder.array_len() {
+        Ok(n) => n,
+        Err(e) if complete => {
+            return Err(malformed(
+                at,
+                format!("index.msgpack to be a MessagePack array: {e}"),
+            ));
+        }
+        Err(_) => {
+            integrity.warn(format!(
+                "index.msgpack is cut before its first entry (byte {at})"
+            ));
+            return Ok(Vec::new());
+        }
+    };
+    // An entry takes at least 16 bytes ({offset, length} with their keys): the count
+    // reserves no more than the bytes can hold.
+    let mut entries = Vec::with_capacity(count.min(bytes.len() / 16));
+    for i in 0..count {
+        let start = decoder.position();
+        let entry = match decoder.value() {
+            Ok(e) => e,
+            Err(e) if complete => {
+                return Err(malformed(
+                    at + start as u64,
+                    format!("index.msgpack entry {i} to be a MessagePack map: {e}"),
+                ));
+            }
+            Err(_) => {
+                integrity.warn(format!(
+                    "index.msgpack is cut inside entry {i} (byte {}); {} of its {count} entries read",
+                    at + start as u64,
+                    entries.len()
+                ));
+                break;
+            }
+        };
+        let offset = entry.get("offset").and_then(Mp::as_u64);
+        let length = entry.get("length").and_then(Mp::as_u64);
+        let (Some(offset), Some(length)) = (offset, length) else {
+            integrity.skip_corrupt(
+                at + start as u64,
+                0,
+                &format!("index entry {i} has no offset or length"),
+            );
+            continue;
+        };
+        let timestamp = entry
+            .get("metadata")
+            .and_then(|m| m.get("timestamp"))
+            .and_then(Mp::as_u64);
+        entries.push(IndexEntry {
+            offset,
+            length,
+            timestamp,
+        });
+    }
+    Ok(entries)
+}
+
+/// The messages of a `messages.msgpack` whose index is lost (from byte `from` of the
+/// member), found by decoding them one after another (MessagePack values delimit
+/// themselves). Reads windows of the member, so
+/// memory is bounded by the largest message, not the member. Returns the entries and the
+/// bytes they cover; what follows did not decode.
+fn scan_messages<R: Read + Seek>(
+    source: &mut R,
+    messages: Member,
+    from: u64,
+) -> std::io::Result<(Vec<IndexEntry>, u64)> {
+    const WINDOW: u64 = 1 << 16;
+    let mut entries = Vec::new();
+    let mut at = from;
+    let mut window = WINDOW;
+    while at < messages.available {
+        let want = (messages.available - at).min(window);
+        let buf = read_at(source, messages.data_start + at, want)?;
+        let mut decoder = Decoder::new(&buf);
+        let mut good = 0usize;
+        // Only a map with a frame or a state is a message (not the bytes of a data
+        // descriptor or a cut header after the data).
+        let is_message = |m: &Mp| m.get("frame").is_some() || m.get("state").is_some();
+        while good < buf.len() && decoder.value().is_ok_and(|m| is_message(&m)) {
+            let end = decoder.position();
+            entries.push(IndexEntry {
+                offset: at + good as u64,
+                length: (end - good) as u64,
+                timestamp: None,
+            });
+            good = end;
+        }
+        if good == 0 {
+            if want == messages.available - at {
+                break;
+            }
+            // A message larger than the window: try again with a larger one.
+            window = window.saturating_mul(2);
+            continue;
+        }
+        at += good as u64;
+        window = WINDOW;
+    }
+    Ok((entries, at))
+}
+
+/// Events of a `.nanover.zip`, decoded one message at a time as they are read.
+///
+/// Opening reads the index into a small record per entry (offset, length, timestamp) and
+/// keeps the file; each message is read and decoded when its event is asked for and dropped
+/// after, so memory does not grow with index entries (many entries pointing at one large
+/// message cost 24 bytes each). [`ZipEvents::rewind`] starts again (for a second pass).
+///
+/// A zip cut short (no central directory) is read from its local file headers: every
+/// complete message is kept and the loss is reported in [`ZipEvents::integrity`]. When
+/// `index.msgpack` is lost with the end of the file, the messages are found by decoding
+/// `messages.msgpack` in order; their times are unknown and read as 0.
+#[derive(Debug)]
+pub struct ZipEvents<R> {
+    source: R,
+    messages_start: u64,
+    entries: Vec<IndexEntry>,
+    next: usize,
+    opened: Integrity,
+    integrity: Integrity,
+    last_index: u32,
+    last_ts: u128,
+    buf: Vec<u8>,
+}
+
+impl<R: Read + Seek> ZipEvents<R> {
+    /// Opens a `.nanover.zip`: refuses a zip that names a member twice or stores one
+    /// compressed, reads the index (at most [`Limits::max_side_file_len`] bytes), and checks
+    /// every entry against the messages present.
+    pub fn open(mut source: R, limits: &Limits) -> Result<Self> {
+        use std::io::SeekFrom;
+        if let Ok(names) = central_directory_names(&mut source) {
+            refuse_duplicates(names.iter().map(Vec::as_slice))?;
+        }
+        let len = source.seek(SeekFrom::End(0))?;
+        let mut integrity = Integrity::default();
+        let (index, messages, walked) = match members_from_directory(&mut source, len)? {
+            Some([index, messages]) => (index, messages, false),
+            None => {
+                let (members, stopped) = walk_local_headers(&mut source, len)?;
+                refuse_duplicates(members.iter().map(|m| m.name.as_slice()))?;
+                if members.is_empty() {
+                    return Err(malformed(
+                        stopped.as_ref().map_or(0, |s| s.0),
+                        format!(
+                            "a zip archive: no central directory, and no member at the start ({})",
+                            stopped.map_or_else(|| "empty file".to_string(), |s| s.1)
+                        ),
+                    ));
+                }
+                if let Some(m) = members.iter().find(|m| {
+                    m.method != 0 && (m.name == INDEX.as_bytes() || m.name == MESSAGES.as_bytes())
+                }) {
+                    return Err(malformed(
+                        m.header,
+                        format!(
+                            "{} stored uncompressed (as NanoVer writes it), found compression method {}",
+                            String::from_utf8_lossy(&m.name),
+                            m.method
+                        ),
+                    ));
+                }
+                let find = |name: &str| {
+                    members
+                        .iter()
+                        .find(|m| m.name == name.as_bytes())
+                        .map(|m| m.member)
+                };
+                let (index, messages) = (find(INDEX), find(MESSAGES));
+                let names: Vec<String> = members
+                    .iter()
+                    .map(|m| format!("{} at byte {}", String::from_utf8_lossy(&m.name), m.header))
+                    .collect();
+                integrity.warn(format!(
+                    "no central directory (the zip is cut short); members read from their local headers: {}",
+                    names.join(", ")
+                ));
+                match stopped {
+                    Some((at, expected)) => {
+                        integrity.truncate(at, len.saturating_sub(at));
+                        integrity.warn(format!("at byte {at}: expected {expected}"));
+                    }
+                    None => integrity.truncate(len, 0),
+                }
+                (index, messages, true)
+            }
+        };
+        let Some(messages) = messages else {
+            if !walked {
+                return Err(malformed(0, "a messages.msgpack member in the zip".into()));
+            }
+            integrity.truncate(len, 0);
+            integrity.warn("messages.msgpack is not in the file: no message to read");
+            return Ok(Self::new(source, 0, Vec::new(), integrity));
+        };
+        let mut entries = match index {
+            Some(m) => {
+                Limits::check(
+                    "nanover.zip index.msgpack size",
+                    m.available,
+                    limits.max_side_file_len,
+                    m.data_start,
+                )?;
+                let bytes = read_at(&mut source, m.data_start, m.available)?;
+                let mut entries = parse_index(&bytes, m.data_start, m.complete(), &mut integrity)?;
+                if walked && !m.complete() {
+                    // The index is cut: the messages after the last one it names are found
+                    // by decoding, and keep the last time known.
+                    let from = entries
+                        .iter()
+                        .filter_map(|e| e.offset.checked_add(e.length))
+                        .filter(|&end| end <= messages.available)
+                        .max()
+                        .unwrap_or(0);
+                    let (more, _) = scan_messages(&mut source, messages, from)?;
+                    if !more.is_empty() {
+                        integrity.warn(format!(
+                            "{} messages after the last one the cut index.msgpack names were found by decoding messages.msgpack; they keep the last time known",
+                            more.len()
+                        ));
+                    }
+                    entries.extend(more);
+                }
+                entries
+            }
+            None if walked => {
+                let (entries, covered) = scan_messages(&mut source, messages, 0)?;
+                integrity.warn(format!(
+                    "index.msgpack is lost: {} complete messages read in order from messages.msgpack; their times are unknown and read as 0",
+                    entries.len()
+                ));
+                if covered < messages.available || !messages.complete() {
+                    let at = messages.data_start + covered;
+                    integrity.truncate(
+                        at,
+                        messages.declared.unwrap_or(messages.available) - covered,
+                    );
+                    integrity.warn(format!(
+                        "at byte {at}: expected a complete message of messages.msgpack"
+                    ));
+                }
+                entries
+            }
+            None => return Err(malformed(0, "an index.msgpack member in the zip".into())),
+        };
+        let past_end = entries.iter().position(|e| {
+            e.offset
+                .checked_add(e.length)
+                .is_none_or(|end| end > messages.available)
+        });
+        if let Some(cut) = past_end {
+            let offset = entries[cut].offset;
+            let declared = messages.declared.unwrap_or(messages.available);
+            integrity.truncate(
+                messages.data_start + offset.min(messages.available),
+                declared.saturating_sub(offset),
+            );
+            integrity.warn(format!(
+                "index entry {cut} points past the end of messages.msgpack (offset {offset}, {} bytes present); later entries dropped",
+                messages.available
+            ));
+            entries.truncate(cut);
+        }
+        entries.shrink_to_fit();
+        Ok(Self::new(source, messages.data_start, entries, integrity))
+    }
+
+    fn new(source: R, messages_start: u64, entries: Vec<IndexEntry>, opened: Integrity) -> Self {
+        ZipEvents {
+            source,
+            messages_start,
+            entries,
+            next: 0,
+            integrity: opened.clone(),
+            opened,
+            last_index: 0,
+            last_ts: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Starts again from the first entry (what was lost is counted afresh).
+    pub fn rewind(&mut self) {
+        self.next = 0;
+        self.integrity = self.opened.clone();
+        self.last_index = 0;
+        self.last_ts = 0;
+    }
+
+    /// Index entries (events) in all, read or not.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Entries not yet read.
+    pub fn remaining(&self) -> usize {
+        self.entries.len() - self.next
+    }
+
+    /// Bytes this reader keeps between events: its per-entry records and its message
+    /// buffer (the largest message read so far), not counting the source.
+    pub fn retained_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<IndexEntry>() + self.buf.capacity()
+    }
+
+    /// What opening and reading so far lost.
+    pub fn integrity(&self) -> &Integrity {
+        &self.integrity
+    }
+
+    /// The next event, in index order; `None` after the last. A message that does not decode
+    /// is skipped and reported.
+    pub fn next_event(&mut self) -> Result<Option<Event>> {
+        while let Some(&entry) = self.entries.get(self.next) {
+            let i = self.next;
+            self.next += 1;
+            let at = self.messages_start + entry.offset;
+            self.source.seek(std::io::SeekFrom::Start(at))?;
+            self.buf.clear();
+            self.source
+                .by_ref()
+                .take(entry.length)
+                .read_to_end(&mut self.buf)?;
+            if self.buf.len() as u64 != entry.length {
+                // The file got shorter since it was opened.
+                self.integrity.truncate(at, entry.length);
+                self.integrity.warn(format!(
+                    "at byte {at}: expected message {i} of {} bytes, the file ends",
+                    entry.length
+                ));
+                self.next = self.entries.len();
+                break;
+            }
+            let message = match Decoder::new(&self.buf).value() {
+                Ok(m) => m,
+                Err(e) => {
+                    self.integrity
+                        .skip_corrupt(at, entry.length, &format!("message {i}: {e}"));
+                    continue;
+                }
+            };
+            let timestamp = entry.timestamp.map_or(self.last_ts, u128::from);
+            self.last_ts = timestamp;
+            return Ok(Some(Event {
+                timestamp,
+                frame: message
+                    .get("frame")
+                    .map(|f| to_frame(f, &mut self.last_index, &mut self.integrity)),
+                state: message.get("state").map(to_state),
+            }));
+        }
+        Ok(None)
+    }
+}
+
+impl<R: Read + Seek> Iterator for ZipEvents<R> {
+    type Item = Result<Event>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_event().transpose()
+    }
+}
+
+/// Refuses a zip that names `index.msgpack` or `messages.msgpack` twice: readers disagree on
+/// which copy wins, so such a file has no single meaning.
+fn refuse_duplicates<'a>(names: impl Iterator<Item = &'a [u8]> + Clone) -> Result<()> {
+    for member in [INDEX, MESSAGES] {
+        let copies = names.clone().filter(|n| *n == member.as_bytes()).count();
+        if copies > 1 {
+            return Err(malformed(
+                0,
+                format!("one {member} member in the zip, found {copies}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a whole `.nanover.zip` into events, in index order (every event in memory: for
+/// small files and tests; [`ZipEvents`] streams). Messages that do not decode are skipped
 /// and reported in the returned integrity; an index entry pointing past the messages ends
 /// the events (reported as a truncation).
 pub fn read_nanover_zip<R: Read + Seek>(
     source: R,
     limits: &Limits,
 ) -> Result<(Vec<Event>, Integrity)> {
-    let mut source = source;
-    if let Ok(names) = central_directory_names(&mut source) {
-        for member in ["index.msgpack", "messages.msgpack"] {
-            let copies = names
-                .iter()
-                .filter(|n| n.as_slice() == member.as_bytes())
-                .count();
-            if copies > 1 {
-                return Err(Error::Core(recfmt_core::Error::malformed(
-                    crate::FORMAT_ID,
-                    0,
-                    format!("one {member} member in the zip, found {copies}"),
-                )));
-            }
-        }
+    let mut events = ZipEvents::open(source, limits)?;
+    let mut out = Vec::new();
+    while let Some(e) = events.next_event()? {
+        out.push(e);
     }
-    let mut zip = zip::ZipArchive::new(source).map_err(|e| {
-        Error::Core(recfmt_core::Error::malformed(
-            crate::FORMAT_ID,
-            0,
-            format!("a zip archive: {e}"),
-        ))
-    })?;
-    let index = read_entry(&mut zip, "index.msgpack", Some(limits.max_side_file_len))?;
-    let messages = read_entry(&mut zip, "messages.msgpack", None)?;
-    let index = Decoder::new(&index).value().map_err(|e| {
-        Error::Core(recfmt_core::Error::malformed(
-            crate::FORMAT_ID,
-            0,
-            format!("index.msgpack to be a MessagePack array: {e}"),
-        ))
-    })?;
-    let Mp::Array(entries) = index else {
-        return Err(Error::Core(recfmt_core::Error::malformed(
-            crate::FORMAT_ID,
-            0,
-            "index.msgpack to be an array",
-        )));
-    };
-    let mut integrity = Integrity::default();
-    let mut events = Vec::with_capacity(entries.len());
-    let mut last_index = 0u32;
-    let mut last_ts = 0u128;
-    for (i, entry) in entries.iter().enumerate() {
-        let offset = entry.get("offset").and_then(Mp::as_u64);
-        let length = entry.get("length").and_then(Mp::as_u64);
-        let (Some(offset), Some(length)) = (offset, length) else {
-            integrity.skip_corrupt(0, 0, &format!("index entry {i} has no offset or length"));
-            continue;
-        };
-        let end = offset
-            .checked_add(length)
-            .filter(|&e| e <= messages.len() as u64);
-        let Some(end) = end else {
-            integrity.truncate(offset, (messages.len() as u64).saturating_sub(offset));
-            integrity.warn(format!(
-                "index entry {i} points past the end of messages.msgpack; later entries dropped"
-            ));
-            break;
-        };
-        let bytes = &messages[offset as usize..end as usize];
-        let message = match Decoder::new(bytes).value() {
-            Ok(m) => m,
-            Err(e) => {
-                integrity.skip_corrupt(offset, length, &format!("message {i}: {e}"));
-                continue;
-            }
-        };
-        let timestamp = entry
-            .get("metadata")
-            .and_then(|m| m.get("timestamp"))
-            .and_then(Mp::as_u64)
-            .map_or(last_ts, u128::from);
-        last_ts = timestamp;
-        events.push(Event {
-            timestamp,
-            frame: message
-                .get("frame")
-                .map(|f| to_frame(f, &mut last_index, &mut integrity)),
-            state: message.get("state").map(to_state),
-        });
-    }
-    Ok((events, integrity))
+    Ok((out, events.integrity))
 }

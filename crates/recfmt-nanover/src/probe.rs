@@ -66,13 +66,18 @@ static OPTIONS: [FormatOption; 1] = [FormatOption {
     help: "read .traj/.state files as this format version (1: the headerless files of 2023's Rust server) instead of detecting it",
 }];
 
+/// A faithful copy of a `.traj`/`.state`; a `.nanover.zip` becomes a `.traj` + `.state`.
+/// What reading lost is returned, so a damaged source is reported.
 fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Integrity> {
-    crate::copy_recording(source, target)?;
-    Ok(Integrity::default())
+    Ok(crate::copy_recording(source, target)?.integrity())
 }
 
-/// NanoVer's own record checker: defects are problems, the rest notes.
-fn check(path: &Path, _: Option<&Path>, _: &ReadOptions) -> recfmt_core::Result<Findings> {
+/// NanoVer's own record checker: defects are problems, the rest notes. A `.nanover.zip`
+/// has no records to check: every message is decoded instead.
+fn check(path: &Path, _: Option<&Path>, read: &ReadOptions) -> recfmt_core::Result<Findings> {
+    if crate::recording::is_nanover_zip(path) {
+        return check_zip(path, read);
+    }
     let report = crate::check(path);
     let mut findings = Findings::default();
     for finding in report.findings() {
@@ -83,6 +88,37 @@ fn check(path: &Path, _: Option<&Path>, _: &ReadOptions) -> recfmt_core::Result<
         }
     }
     Ok(findings)
+}
+
+/// Decodes every message of a `.nanover.zip` (one at a time): what was lost is in the
+/// reader's integrity, which `validate` reports; the notes count what the zip holds.
+#[cfg(feature = "nanover-zip")]
+fn check_zip(path: &Path, read: &ReadOptions) -> recfmt_core::Result<Findings> {
+    use recfmt_core::ResultExt;
+    let file = std::fs::File::open(path).in_file(path)?;
+    let mut events =
+        crate::nzip::ZipEvents::open(std::io::BufReader::new(file), &read.limits).in_file(path)?;
+    let entries = events.len();
+    let (mut frames, mut states) = (0u64, 0u64);
+    while let Some(e) = events.next_event().in_file(path)? {
+        frames += u64::from(e.frame.is_some());
+        states += u64::from(e.state.is_some());
+    }
+    let mut findings = Findings::default();
+    findings.notes.push(format!(
+        ".nanover.zip: {entries} index entries, {frames} frames and {states} state updates decoded"
+    ));
+    Ok(findings)
+}
+
+#[cfg(not(feature = "nanover-zip"))]
+fn check_zip(path: &Path, _: &ReadOptions) -> recfmt_core::Result<Findings> {
+    use recfmt_core::ResultExt;
+    Err(recfmt_core::Error::unsupported(
+        crate::FORMAT_ID,
+        ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
+    ))
+    .in_file(path)
 }
 
 fn recover(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Recovered> {
@@ -114,7 +150,10 @@ fn recover(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result
 }
 
 #[cfg(feature = "nanover-zip")]
-fn write_zip(input: &Path, output: &Path, _: &ReadOptions) -> recfmt_core::Result<Written> {
+fn write_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Result<Written> {
+    if crate::recording::is_nanover_zip(input) {
+        return copy_zip(input, output, read);
+    }
     let paths = crate::RecordingPaths::resolve(input);
     let timeline = crate::Timeline::open(&paths, &ReadOptions::default())?;
     let summary = crate::write_zip_events(timeline, output)?;
@@ -126,6 +165,52 @@ fn write_zip(input: &Path, output: &Path, _: &ReadOptions) -> recfmt_core::Resul
             summary.states
         )],
         integrity: None,
+    })
+}
+
+/// A `.nanover.zip` into a `.nanover.zip`: an intact one is copied byte for byte (after
+/// every message decoded); a damaged one is written anew from the messages it still holds,
+/// with what was lost reported.
+#[cfg(feature = "nanover-zip")]
+fn copy_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Result<Written> {
+    use recfmt_core::{AtomicFile, ResultExt};
+    let open = || -> recfmt_core::Result<_> {
+        let file = std::fs::File::open(input).in_file(input)?;
+        crate::nzip::ZipEvents::open(std::io::BufReader::new(file), &read.limits).in_file(input)
+    };
+    let mut events = open()?;
+    let mut messages = 0u64;
+    while events.next_event().in_file(input)?.is_some() {
+        messages += 1;
+    }
+    if !events.integrity().lost_data() {
+        let mut source = std::fs::File::open(input).in_file(input)?;
+        let mut out = AtomicFile::create(output).in_file(output)?;
+        let bytes = std::io::copy(&mut source, &mut out).in_file(output)?;
+        out.commit().in_file(output)?;
+        return Ok(Written {
+            notes: vec![format!(
+                "copied {} to {} byte for byte ({messages} messages, {bytes} bytes)",
+                input.display(),
+                output.display()
+            )],
+            integrity: Some(Integrity::default()),
+        });
+    }
+    events.rewind();
+    let summary = crate::write_zip_events(
+        (&mut events).map(|e| e.map_err(|e| recfmt_core::Error::from(e).in_file(input).into())),
+        output,
+    )?;
+    Ok(Written {
+        notes: vec![format!(
+            "wrote {} from the {} frames and {} state updates {} still holds",
+            output.display(),
+            summary.frames,
+            summary.states,
+            input.display()
+        )],
+        integrity: Some(events.integrity().clone()),
     })
 }
 

@@ -517,9 +517,33 @@ fn build_schema(scan: &Prescan, has_traj: bool, has_state: bool) -> (Schema, Fra
 enum Source<R> {
     /// A `.traj` and/or `.state` read as they go.
     Files(Box<Timeline<R, R>>),
-    /// Events already decoded (a `.nanover.zip`), with what was lost decoding them.
+    /// Events decoded as they are read (a `.nanover.zip`).
     #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
-    Events(std::vec::IntoIter<Event>, Integrity),
+    Events(Box<dyn EventSource>),
+}
+
+/// Events read one at a time with what reading them lost (a `.nanover.zip`'s
+/// [`crate::nzip::ZipEvents`], whose source type the adapter does not carry).
+pub(crate) trait EventSource: Send + std::fmt::Debug {
+    /// The next event, `None` after the last.
+    fn next_event(&mut self) -> Result<Option<Event>>;
+    /// What opening and reading so far lost.
+    fn integrity(&self) -> &Integrity;
+    /// Events not yet read.
+    fn remaining(&self) -> usize;
+}
+
+#[cfg(feature = "nanover-zip")]
+impl<R: Read + std::io::Seek + Send + std::fmt::Debug> EventSource for crate::nzip::ZipEvents<R> {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        crate::nzip::ZipEvents::next_event(self)
+    }
+    fn integrity(&self) -> &Integrity {
+        crate::nzip::ZipEvents::integrity(self)
+    }
+    fn remaining(&self) -> usize {
+        crate::nzip::ZipEvents::remaining(self)
+    }
 }
 
 /// Rows still to emit for the current event.
@@ -730,31 +754,38 @@ pub fn zip_head_is_nanover(head: &[u8]) -> bool {
 
 impl<R: Read + std::io::Seek> NanoverRecording<R> {
     /// Reads a `.nanover.zip` (NanoVer's format since October 2025; see [`crate::nzip`]).
-    /// The messages are decoded into memory, then served as the same streams as a `.traj`
-    /// and `.state`.
+    /// The messages are decoded one at a time as they are read (twice: a first pass
+    /// declares the schema), and served as the same streams as a `.traj` and `.state`;
+    /// memory holds one message and a small record per index entry.
     #[cfg(feature = "nanover-zip")]
-    pub fn from_zip(source: R, options: &ReadOptions) -> Result<Self> {
-        let (events, integrity) = crate::nzip::read_nanover_zip(source, &options.limits)?;
-        if options.strict && integrity.lost_data() {
+    pub fn from_zip(source: R, options: &ReadOptions) -> Result<Self>
+    where
+        R: Send + std::fmt::Debug + 'static,
+    {
+        let mut events = crate::nzip::ZipEvents::open(source, &options.limits)?;
+        // First pass: the keys and types of every frame, decoded one message at a time.
+        let mut scan = Prescan::default();
+        let mut has_state = false;
+        while let Some(e) = events.next_event()? {
+            if let Some(f) = &e.frame {
+                scan.add_message(f);
+            }
+            has_state |= e.state.is_some();
+        }
+        if options.strict && events.integrity().lost_data() {
+            let integrity = events.integrity();
             return Err(crate::Error::Core(recfmt_core::Error::malformed(
                 crate::FORMAT_ID,
                 integrity.truncated_at.unwrap_or(0),
                 format!("an intact .nanover.zip ({})", integrity.warnings.join("; ")),
             )));
         }
-        let mut scan = Prescan::default();
-        let mut has_state = false;
-        for e in &events {
-            if let Some(f) = &e.frame {
-                scan.add_message(f);
-            }
-            has_state |= e.state.is_some();
-        }
+        events.rewind();
         let has_traj = scan.frames > 0 || !has_state;
         let mut metadata = Metadata::new();
         metadata.insert("container".into(), "nanover.zip".into());
         Ok(Self::assemble(
-            Source::Events(events.into_iter(), integrity),
+            Source::Events(Box::new(events)),
             scan,
             metadata,
             (has_traj, has_state),
@@ -888,7 +919,7 @@ impl<R: Read> NanoverRecording<R> {
                 tl.traj().map(Reader::integrity),
                 tl.state().map(Reader::integrity),
             ),
-            Source::Events(_, i) => (Some(i), None),
+            Source::Events(events) => (Some(events.integrity()), None),
         };
         let sig = |i: Option<&Integrity>| {
             i.map_or((0, 0, 0), |i| {
@@ -1123,7 +1154,7 @@ impl<R: Read> NanoverRecording<R> {
             }
             let event = match &mut self.source {
                 Source::Files(t) => t.next_event(),
-                Source::Events(events, _) => Ok(events.next()),
+                Source::Events(events) => events.next_event(),
             };
             self.refresh_integrity();
             match event? {
@@ -1190,7 +1221,7 @@ impl<R: Read + Send> RecordingReader for NanoverRecording<R> {
                 let s = tl.state().map_or(0, Reader::position);
                 (t + s, self.total_bytes)
             }
-            Source::Events(events, _) if events.len() == 0 => {
+            Source::Events(events) if events.remaining() == 0 => {
                 (self.total_bytes.unwrap_or(0), self.total_bytes)
             }
             Source::Events(..) => (0, self.total_bytes),

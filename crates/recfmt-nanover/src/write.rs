@@ -661,6 +661,23 @@ impl CopySummary {
     pub fn lost_data(&self) -> bool {
         self.files.iter().any(|f| f.integrity.lost_data())
     }
+
+    /// What reading the sources lost, all files together.
+    pub fn integrity(&self) -> Integrity {
+        let mut all = Integrity::default();
+        for i in self.files.iter().map(|f| &f.integrity) {
+            all.bytes_lost += i.bytes_lost;
+            all.records_skipped += i.records_skipped;
+            all.truncated_at = all.truncated_at.or(i.truncated_at);
+            if i.lost_data() && !all.lost_data() {
+                all.status = i.status;
+            }
+            for w in &i.warnings {
+                all.warn(w.clone());
+            }
+        }
+        all
+    }
 }
 
 /// Copies a recording record for record: a `.traj` and the `.state` beside it (either as
@@ -669,7 +686,9 @@ impl CopySummary {
 /// timestamp and payload bytes are written unchanged (even timestamps out of order), so the
 /// copy of an intact file is byte-identical. A damaged source is copied up to what the
 /// lenient reader keeps (every complete record before a torn tail); what was lost is in
-/// [`CopiedFile::integrity`]. A `.nanover.zip` is copied byte for byte. Outputs are
+/// [`CopiedFile::integrity`]. A `.nanover.zip` becomes a `.traj` (its frames) and a
+/// `.state` (its state updates, when it has any), one record per message with the index's
+/// timestamps (see [`crate::nzip`] for how messages map onto records). Outputs are
 /// written under temporary names and renamed when complete.
 ///
 /// ```
@@ -685,20 +704,7 @@ impl CopySummary {
 /// ```
 pub fn copy_recording(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary> {
     if is_nanover_zip(src) {
-        let mut input = std::fs::File::open(src).in_file(src)?;
-        let mut out = AtomicFile::create(dst).in_file(dst)?;
-        let bytes = std::io::copy(&mut input, &mut out).in_file(dst)?;
-        out.commit().in_file(dst)?;
-        return Ok(CopySummary {
-            files: vec![CopiedFile {
-                kind: None,
-                source: src.to_path_buf(),
-                target: dst.to_path_buf(),
-                records: 0,
-                bytes,
-                integrity: Integrity::default(),
-            }],
-        });
+        return copy_zip_to_files(src, dst);
     }
     let paths = RecordingPaths::resolve(src);
     let outs = RecordingPaths::outputs(dst, paths.traj.is_some(), paths.state.is_some());
@@ -734,6 +740,81 @@ pub fn copy_recording(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary
         commit(Some(out))?;
     }
     Ok(summary)
+}
+
+/// A `.nanover.zip` written out as a `.traj` + `.state` pair, streamed one message at a
+/// time. The `.traj` is written when there are frames or nothing at all, the `.state` when
+/// there are state updates; what reading the zip lost goes with the first file.
+#[cfg(feature = "nanover-zip")]
+fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary> {
+    let file = std::fs::File::open(src).in_file(src)?;
+    let mut events = crate::nzip::ZipEvents::open(
+        std::io::BufReader::new(file),
+        &ReadOptions::default().limits,
+    )
+    .in_file(src)?;
+    let outs = RecordingPaths::outputs(dst, true, true);
+    let (Some(traj_path), Some(state_path)) = (outs.traj, outs.state) else {
+        return Err(recfmt_core::Error::invalid(format!(
+            "no .traj/.state names for {}",
+            dst.display()
+        )));
+    };
+    let mut traj: Option<FileWriter> = None;
+    let mut state: Option<FileWriter> = None;
+    while let Some(event) = events.next_event().in_file(src)? {
+        if let Some(frame) = &event.frame {
+            let w = match &mut traj {
+                Some(w) => w,
+                None => traj.insert(create_file(&traj_path, FileKind::Trajectory, Version::V2)?),
+            };
+            w.set_require_increasing(false);
+            w.write_frame(event.timestamp, frame).in_file(&traj_path)?;
+        }
+        if let Some(update) = &event.state {
+            let w = match &mut state {
+                Some(w) => w,
+                None => state.insert(create_file(&state_path, FileKind::State, Version::V2)?),
+            };
+            w.set_require_increasing(false);
+            w.write_state(event.timestamp, update)
+                .in_file(&state_path)?;
+        }
+    }
+    if traj.is_none() && state.is_none() {
+        traj = Some(create_file(&traj_path, FileKind::Trajectory, Version::V2)?);
+    }
+    let mut summary = CopySummary::default();
+    let mut integrity = Some(events.integrity().clone());
+    let mut done = Vec::new();
+    for (w, path, kind) in [
+        (traj, traj_path, FileKind::Trajectory),
+        (state, state_path, FileKind::State),
+    ] {
+        let Some(w) = w else { continue };
+        summary.files.push(CopiedFile {
+            kind: Some(kind),
+            source: src.to_path_buf(),
+            target: path.clone(),
+            records: w.records(),
+            bytes: w.position(),
+            integrity: integrity.take().unwrap_or_default(),
+        });
+        done.push((path, w));
+    }
+    for out in done {
+        commit(Some(out))?;
+    }
+    Ok(summary)
+}
+
+#[cfg(not(feature = "nanover-zip"))]
+fn copy_zip_to_files(src: &Path, _dst: &Path) -> recfmt_core::Result<CopySummary> {
+    Err(recfmt_core::Error::unsupported(
+        crate::FORMAT_ID,
+        ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
+    )
+    .in_file(src))
 }
 
 /// Creates a [`NanoverWriter`] for the registry.

@@ -13,11 +13,13 @@ use recfmt_core::{ErrorKind, Limits, ReadOptions};
 use recfmt_nanover::hdf5::{Hdf5Options, write_hdf5};
 use recfmt_nanover::{FrameView, RecordingPaths, Timeline, ValueArray, generate};
 
-/// What the export should hold per group: (t_us, frame_index, positions) of each row.
-type Expected = BTreeMap<String, (Vec<u64>, Vec<u32>, Vec<f32>, usize)>;
+/// What the export should hold per group: (t_us, frame_index, positions, particles,
+/// rows before the first positions) of each row.
+type Expected = BTreeMap<String, (Vec<u64>, Vec<u32>, Vec<f32>, usize, usize)>;
 
-/// Computes the expected rows with the low-level reader: sessions split on resets, rows from
-/// the first aggregated frame with positions, a new part where the particle count changes.
+/// Computes the expected rows with the low-level reader: sessions split on resets, a row per
+/// frame (those before the first aggregated frame with positions get NaN positions), a new
+/// part where the particle count changes.
 fn expected(paths: &RecordingPaths) -> Expected {
     let mut out = Expected::new();
     let mut view = FrameView::new();
@@ -34,22 +36,30 @@ fn expected(paths: &RecordingPaths) -> Expected {
             out.insert(group.clone(), Default::default());
         }
         seen += 1;
-        let Some(p) = view
+        let positions = view
             .arrays
             .get("particle.positions")
             .and_then(ValueArray::as_floats)
-            .filter(|p| !p.is_empty())
-        else {
+            .filter(|p| !p.is_empty());
+        let entry = out.get_mut(&group).unwrap();
+        let Some(p) = positions else {
+            // Before the first positions: a row with NaN positions.
+            assert_eq!(entry.4, entry.0.len(), "positions vanish inside a session");
+            entry.0.push(e.timestamp as u64);
+            entry.1.push(f.frame_index);
+            entry.4 += 1;
             continue;
         };
         let n = p.len() / 3;
-        let entry = out.get_mut(&group).unwrap();
-        if !entry.0.is_empty() && entry.3 != n {
+        if entry.0.len() > entry.4 && entry.3 != n {
             part += 1;
             group = format!("session_{session}.{part}");
             out.insert(group.clone(), Default::default());
         }
         let entry = out.get_mut(&group).unwrap();
+        if entry.0.len() == entry.4 {
+            entry.2 = vec![f32::NAN; entry.4 * n * 3];
+        }
         entry.0.push(e.timestamp as u64);
         entry.1.push(f.frame_index);
         entry.2.extend_from_slice(p);
@@ -58,15 +68,26 @@ fn expected(paths: &RecordingPaths) -> Expected {
     out
 }
 
+/// Equal, NaN included (bit for bit).
+fn same_f32(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 fn check_with_hdf5_pure(h5: &Path, want: &Expected) {
     let file = hdf5_pure::File::open(h5).unwrap();
-    for (group, (t, idx, pos, n)) in want {
+    for (group, (t, idx, pos, n, before)) in want {
         let ds = file.dataset(&format!("{group}/positions")).unwrap();
         let f = t.len() as u64;
         if f > 0 {
             assert_eq!(ds.shape().unwrap(), [f, *n as u64, 3], "{group}");
         }
-        assert_eq!(&ds.read_f32().unwrap(), pos, "{group}: positions");
+        assert!(same_f32(&ds.read_f32().unwrap(), pos), "{group}: positions");
+        let attrs = file.group(group).unwrap().attrs().unwrap();
+        assert_eq!(
+            attrs["frames_before_positions"],
+            hdf5_pure::AttrValue::U64(*before as u64),
+            "{group}"
+        );
         assert_eq!(
             &file
                 .dataset(&format!("{group}/t_us"))
@@ -109,6 +130,7 @@ for name, g in f.items():
     out[name] = {
         "shape": list(d.shape), "dtype": str(d.dtype), "unit": d.attrs.get("unit"),
         "t_us": [int(x) for x in g["t_us"][()]],
+        "frame_index": [int(x) for x in g["frame_index"][()]],
         "particles": int(g.attrs["particles"]),
         "energy": str(g["energy.potential"].dtype) if "energy.potential" in g else None,
     }
@@ -128,13 +150,10 @@ fn check_with_h5py(python: &Path, h5: &Path, want: &Expected, work: &Path) {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    for (group, (t, _, pos, n)) in want {
+    for (group, (t, idx, pos, n, _)) in want {
         let g = &got[group];
-        assert_eq!(
-            g["shape"],
-            serde_json::json!([t.len(), if t.is_empty() { 0 } else { *n }, 3]),
-            "{group}"
-        );
+        assert_eq!(g["shape"], serde_json::json!([t.len(), *n, 3]), "{group}");
+        assert_eq!(g["frame_index"], serde_json::json!(idx), "{group}");
         assert_eq!(g["dtype"], "float32");
         assert_eq!(g["unit"], "nm");
         assert_eq!(g["t_us"], serde_json::json!(t));
@@ -143,7 +162,7 @@ fn check_with_h5py(python: &Path, h5: &Path, want: &Expected, work: &Path) {
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        assert!(back == *pos, "{group}: h5py positions differ");
+        assert!(same_f32(&back, pos), "{group}: h5py positions differ");
     }
 }
 
@@ -190,8 +209,8 @@ fn every_sample_exports_positions_per_session() {
         }
         if name == "hello.traj" {
             // The Rust server's leading empty frame is a session of its own, without positions;
-            // the next session starts with a topology frame without positions.
-            assert_eq!(frames, [0, 624]);
+            // the next session starts with a topology frame without positions. Both are rows.
+            assert_eq!(frames, [1, 625]);
         }
     }
 }
@@ -339,5 +358,98 @@ fn many_sessions_and_a_zip_input() {
         .unwrap();
         let frames: Vec<u64> = z.sessions.iter().map(|s| s.frames).collect();
         assert_eq!(frames, [104, 108, 127, 115]);
+    }
+}
+
+/// Issue 14, item 19: frames before the first positions are rows too (their t_us,
+/// frame_index and values), with NaN positions, in every per-frame dataset.
+#[test]
+fn frames_before_the_first_positions_are_rows_with_nan_positions() {
+    use recfmt_nanover::{Event, FrameData, GetFrameResponse, hdf5::write_hdf5_events, number};
+    let frame = |index: u32, energy: f64, positions: Option<Vec<f32>>| {
+        let mut f = FrameData::default();
+        f.values.insert("energy.potential".into(), number(energy));
+        if let Some(p) = positions {
+            f.arrays
+                .insert("particle.positions".into(), ValueArray::floats(p));
+            f.values.insert("particle.count".into(), number(2.0));
+        }
+        GetFrameResponse::new(index, f)
+    };
+    // An empty leading frame and a frame with values only, then two with positions.
+    let frames = [
+        (10u128, GetFrameResponse::new(0, FrameData::default())),
+        (20, frame(1, -5.0, None)),
+        (30, frame(2, -6.0, Some(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))),
+        (40, frame(3, -7.0, Some(vec![1.5, 2.5, 3.5, 4.5, 5.5, 6.5]))),
+    ];
+    let events = frames.iter().map(|(t, f)| {
+        Ok(Event {
+            timestamp: *t,
+            frame: Some(f.clone()),
+            state: None,
+        })
+    });
+    let work = tempfile::tempdir().unwrap();
+    let h5 = work.path().join("lead.h5");
+    let s = write_hdf5_events(events, false, &h5, &Hdf5Options::default()).unwrap();
+    let groups: Vec<_> = s
+        .sessions
+        .iter()
+        .map(|g| (g.group.as_str(), g.frames, g.particles))
+        .collect();
+    assert_eq!(groups, [("/session_0", 4, 2)]);
+    let file = hdf5_pure::File::open(&h5).unwrap();
+    let ds = |name: &str| file.dataset(&format!("session_0/{name}")).unwrap();
+    assert_eq!(ds("t_us").read_u64().unwrap(), [10, 20, 30, 40]);
+    assert_eq!(ds("frame_index").read_u32().unwrap(), [0, 1, 2, 3]);
+    let energy = ds("energy.potential").read_f64().unwrap();
+    assert!(energy[0].is_nan());
+    assert_eq!(energy[1..], [-5.0, -6.0, -7.0]);
+    assert_eq!(ds("positions").shape().unwrap(), [4, 2, 3]);
+    let p = ds("positions").read_f32().unwrap();
+    assert!(p[..12].iter().all(|x| x.is_nan()), "{p:?}");
+    assert_eq!(
+        p[12..],
+        [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5]
+    );
+    let attrs = file.group("session_0").unwrap().attrs().unwrap();
+    assert_eq!(
+        attrs["frames_before_positions"],
+        hdf5_pure::AttrValue::U64(2)
+    );
+    assert_eq!(attrs["start_t_us"], hdf5_pure::AttrValue::U64(10));
+    // What a user of h5py sees.
+    if let Some(py) = python() {
+        let script = r#"
+import sys, json, h5py, numpy as np
+g = h5py.File(sys.argv[1], "r")["session_0"]
+n = int(g.attrs["frames_before_positions"])
+print(json.dumps({
+    "lengths": sorted({k: int(g[k].shape[0]) for k in ("t_us", "frame_index", "energy.potential", "positions")}.values()),
+    "t_us": [int(x) for x in g["t_us"][()]],
+    "lead_nan": bool(np.isnan(g["positions"][:n]).all()),
+    "first_positions_t_us": int(g["t_us"][n]),
+    "energy": [None if np.isnan(x) else float(x) for x in g["energy.potential"][()]],
+}))
+"#;
+        let o = std::process::Command::new(py)
+            .arg("-c")
+            .arg(script)
+            .arg(&h5)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            got,
+            serde_json::json!({
+                "lengths": [4, 4, 4, 4],
+                "t_us": [10, 20, 30, 40],
+                "lead_nan": true,
+                "first_positions_t_us": 30,
+                "energy": [null, -5.0, -6.0, -7.0],
+            })
+        );
     }
 }

@@ -75,7 +75,7 @@ fn damaged_zips_never_panic() {
             }
         }
         if let Ok(mut rec) =
-            NanoverRecording::from_zip(std::io::Cursor::new(&copy[..]), &ReadOptions::default())
+            NanoverRecording::from_zip(std::io::Cursor::new(copy), &ReadOptions::default())
         {
             let mut row = FrameBuf::default();
             while let Ok(true) = rec.read_frame(&mut row) {}
