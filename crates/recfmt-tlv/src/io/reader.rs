@@ -117,11 +117,20 @@ impl<R: Read> Reader<R> {
     }
 
     /// Makes at least `n` bytes available unless the input ends first; returns what is available.
+    #[inline]
     fn fill(&mut self, n: usize) -> Result<usize> {
         debug_assert!(n <= self.buf.len());
         if self.end - self.pos >= n || self.eof {
             return Ok(self.end - self.pos);
         }
+        self.refill(n)
+    }
+
+    /// The slow half of [`Self::fill`]: moves the unread bytes to the front when `n` would not
+    /// fit behind them, then reads. Kept out of line so the per-record check stays small.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, n: usize) -> Result<usize> {
         if self.pos + n > self.buf.len() {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
@@ -177,7 +186,25 @@ impl<R: Read> Reader<R> {
 
     /// Reads the next record without copying it: the payload borrows the reader's buffer until
     /// the next call. `None` at the end of the records (a torn tail ends them too).
+    #[inline]
     pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
+        // The common case, kept small enough to inline into decode loops: a whole record is
+        // already buffered and no resync check applies. Everything else takes the full path,
+        // which starts over from the same position.
+        if self.resync.is_none() && self.end - self.pos >= RECORD_HEADER_LEN {
+            let header = self.peek_header();
+            let total = RECORD_HEADER_LEN + usize::from(header.len);
+            if self.end - self.pos >= total {
+                return Ok(Some(self.take_record(header, total)));
+            }
+        }
+        self.read_record_ref_slow()
+    }
+
+    /// [`Self::read_record_ref`] when the record is not wholly buffered, the input ends, or a
+    /// resync check applies.
+    #[inline(never)]
+    fn read_record_ref_slow(&mut self) -> Result<Option<RecordRef<'_>>> {
         let mut available = self.fill(RECORD_HEADER_LEN)?;
         if available == 0 {
             return Ok(None);
@@ -199,27 +226,39 @@ impl<R: Read> Reader<R> {
             self.torn(total as u64, available)?;
             return Ok(None);
         }
+        Ok(Some(self.take_record(header, total)))
+    }
+
+    /// Consumes the buffered record `header` starts (`total` bytes with its header), noting a
+    /// time that goes backwards.
+    #[inline(always)]
+    fn take_record(&mut self, header: RecordHeader, total: usize) -> RecordRef<'_> {
         let offset = self.offset;
         if let Some(last) = self.last_t
             && header.t_us < last
         {
-            self.non_monotonic += 1;
-            if self.non_monotonic == 1 {
-                self.integrity.warn(format!(
-                    "t_us goes backwards at byte {offset} ({} after {last})",
-                    header.t_us
-                ));
-            }
+            self.note_backwards(offset, header.t_us, last);
         }
         self.last_t = Some(header.t_us);
         let start = self.pos + RECORD_HEADER_LEN;
         self.consume(total);
-        Ok(Some(RecordRef {
+        RecordRef {
             t_us: header.t_us,
             type_id: header.type_id,
             payload: &self.buf[start..start + usize::from(header.len)],
             offset,
-        }))
+        }
+    }
+
+    /// Counts a record whose time is before the previous one's; warns about the first.
+    #[cold]
+    fn note_backwards(&mut self, offset: u64, t_us: u64, last: u64) {
+        self.non_monotonic += 1;
+        if self.non_monotonic == 1 {
+            self.integrity.warn(format!(
+                "t_us goes backwards at byte {offset} ({t_us} after {last})"
+            ));
+        }
     }
 
     /// Ends the records at a torn tail: keeps its bytes, reports them, or fails in strict mode.
