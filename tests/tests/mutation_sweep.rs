@@ -15,8 +15,10 @@
 //! `--strict` or `--resync`, every eighth validated, every sixteenth converted (Parquet or
 //! NDJSON) into a temporary folder.
 //!
-//! **Cuts** of each input's main file at every byte (inputs of at most [`cut_budget`] bytes;
-//! larger ones at every byte of the first 512 and a dense stride after): the rows read are
+//! **Cuts** of each input's main file at every byte (inputs of at most their share of
+//! `RECFMT_SWEEP_CUTS`, a budget per format, bytes;
+//! larger ones at every byte of the first quarter of the budget, at most 512, and a stride
+//! after): the rows read are
 //! exactly a prefix of the complete read's rows, never fewer for a longer cut, and the loss is
 //! reported (exit 3, or 1 when the cut leaves no readable recording) whenever the format can
 //! know it. Where a cut reports `truncated_at = T`, the cut at `T` reads the same rows
@@ -24,6 +26,10 @@
 //!
 //! * NanoVer `.traj`/`.state`: a stream of length-prefixed records with no count and no end
 //!   marker, so a cut exactly between two records is a shorter valid recording;
+//! * CARLA logs: the header holds no frame count and a log has no footer, so a cut right
+//!   after a frame's end (or right after the header: a recorder stopped before its first
+//!   tick) is a shorter, complete log. A cut anywhere inside a frame is reported (no
+//!   FrameEnd);
 //! * FlightGear Continuous and Recovery tapes: frames are appended with no count or footer
 //!   (that is what makes them crash-safe), so the same holds at a frame boundary;
 //! * ICAREC `static_signals.bin`/`schema.json`/`metadata.json` are not cut (JSON and the
@@ -32,13 +38,12 @@
 //! Such a silent cut (exit 0 before the end) is accepted only at a record boundary, checked
 //! without trusting the reader: the cut one byte further must then report the loss (a torn
 //! record), else the test fails. All other formats must report every cut: USVLOG and ICAREC
-//! carry record counts (`meta.json`, `metadata.json`), CARLA logs end with a frame end,
-//! Normal FlightGear tapes hold their containers' sizes (and gzip has a trailer), HDF5 and
+//! carry record counts (`meta.json`, `metadata.json`), Normal FlightGear tapes hold their containers' sizes (and gzip has a trailer), HDF5 and
 //! zip have directories.
 //!
 //! Knobs (environment): `RECFMT_SWEEP_MUTANTS` mutants per format (default
 //! [`DEFAULT_MUTANTS`], the CI budget; `cargo xtask sweep` runs 10,000 in release),
-//! `RECFMT_SWEEP_CUTS` most cuts per input, `RECFMT_SWEEP_FULL=1` every sample (default: the
+//! `RECFMT_SWEEP_CUTS` most cuts per format (split over its inputs, at least 64 each), `RECFMT_SWEEP_FULL=1` every sample (default: the
 //! smallest sample of each kind), `RECFMT_SWEEP_FORMATS=usvlog,carla` a subset, and
 //! `RECFMT_SWEEP_ONLY=<input>#<index>` one mutant (as a failure prints it).
 
@@ -65,18 +70,15 @@ const MEMORY_FACTOR: u64 = 10;
 /// ...plus this (thread stacks are not counted; buffers, tables and batches are).
 const MEMORY_MARGIN: u64 = 64 << 20;
 /// Mutants per format when `RECFMT_SWEEP_MUTANTS` is not set.
-const DEFAULT_MUTANTS: usize = 600;
-/// Most cuts per input when `RECFMT_SWEEP_CUTS` is not set.
-const DEFAULT_CUTS: usize = 1500;
+const DEFAULT_MUTANTS: usize = 250;
+/// Most cuts per format when `RECFMT_SWEEP_CUTS` is not set.
+const DEFAULT_CUTS: usize = 1000;
 
 /// Which cuts of a format can go unnoticed (exit 0): the format cannot know them.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Silent {
     /// None: every cut must report the loss.
     Never,
-    /// A cut that leaves the header and no record (CARLA: a recorder stopped before its first
-    /// tick writes just that, a valid empty log).
-    WhenEmpty,
     /// A cut exactly between two records (record streams with no count and no end marker).
     AtRecordBoundaries,
 }
@@ -91,6 +93,10 @@ struct Input {
     targets: Vec<String>,
     /// Which cuts can go unnoticed (see the module comment).
     silent: Silent,
+    /// Signals whose text depends on the whole file, not compared between a cut and the
+    /// complete read: NanoVer's `delta_keys` names a key `[key, type]` when the file holds
+    /// it with two types, which a cut may not.
+    whole_file_signals: &'static [&'static str],
 }
 
 impl Input {
@@ -147,6 +153,7 @@ fn folder_input(format: &'static str, dir: &Path, targets: &[&str]) -> Result<In
         open: name.clone(),
         targets: targets.iter().map(|t| format!("{name}/{t}")).collect(),
         silent: Silent::Never,
+        whole_file_signals: &[],
     })
 }
 
@@ -169,6 +176,11 @@ fn file_input(
         open: name.to_string(),
         targets,
         silent,
+        whole_file_signals: if format == "nanover" {
+            &["delta_keys"]
+        } else {
+            &[]
+        },
     }
 }
 
@@ -215,8 +227,10 @@ fn recovery_tape(frames: usize) -> Result<Vec<u8>> {
             PropValue::string(*path),
         );
     }
-    tree.root
-        .set("signals/recorder/record-size", PropValue::int(8 + 8 + 4 + 1));
+    tree.root.set(
+        "signals/recorder/record-size",
+        PropValue::int(8 + 8 + 4 + 1),
+    );
     let header = ContinuousHeader::new(tree)?;
     anyhow::ensure!(header.is_recovery_like(), "not a Recovery header");
     let layout = header.signals.clone().context("signal layout")?;
@@ -247,13 +261,12 @@ fn inputs(scratch: &Path, full: bool) -> Result<Vec<Input>> {
         out.push(folder_input(
             "usvlog",
             &recfmt_tests::fixture(&format!("usvlog/{name}")),
-            &["timeseries.bin", "meta.json", "events.jsonl", "layouts.toml"][..if name
-                == "all_types"
-            {
-                3
-            } else {
-                2
-            }],
+            &[
+                "timeseries.bin",
+                "meta.json",
+                "events.jsonl",
+                "layouts.toml",
+            ][..if name == "all_types" { 3 } else { 2 }],
         )?);
     }
     let icarec_targets = [
@@ -292,7 +305,7 @@ fn inputs(scratch: &Path, full: bool) -> Result<Vec<Input>> {
             &file_name(&path),
             std::fs::read(&path)?,
             Vec::new(),
-            Silent::WhenEmpty,
+            Silent::AtRecordBoundaries,
         ));
     }
 
@@ -564,6 +577,9 @@ fn start_watchdog() {
     });
 }
 
+/// The largest peak allocation of one run since the last reset, and its input's size.
+static LARGEST_PEAK: Mutex<(u64, u64)> = Mutex::new((0, 0));
+
 /// How a run ended.
 struct Ran<T> {
     code: u8,
@@ -595,6 +611,12 @@ fn guarded<T>(
     let peak = ALLOCATED.peak_usage().saturating_sub(base) as u64;
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let limit = MEMORY_FACTOR * input_size + MEMORY_MARGIN;
+    {
+        let mut largest = LARGEST_PEAK.lock().unwrap_or_else(|e| e.into_inner());
+        if peak > largest.0 {
+            *largest = (peak, input_size);
+        }
+    }
     if peak > limit {
         failures.add(format!(
             "{label}: allocated {peak} bytes at peak, over {limit} ({MEMORY_FACTOR} x {input_size} + {MEMORY_MARGIN})"
@@ -621,6 +643,8 @@ fn guarded<T>(
 
 /// The rows a read gave and how it ended.
 struct Read {
+    /// Each stream's name and its signals' names.
+    schema: Vec<(String, Vec<String>)>,
     rows: Vec<(usize, Vec<Value>)>,
     truncated_at: Option<u64>,
 }
@@ -637,7 +661,17 @@ fn read(path: &Path, options: &OpenOptions, keep: bool) -> (u8, Option<Read>) {
             }
         }
         let integrity = reader.integrity();
+        let schema = reader
+            .schema()
+            .streams
+            .iter()
+            .map(|s| {
+                let signals = s.signals.iter().map(|g| g.name.clone()).collect();
+                (s.name.clone(), signals)
+            })
+            .collect();
         let read = Read {
+            schema,
             rows,
             truncated_at: integrity.truncated_at,
         };
@@ -671,26 +705,70 @@ fn convert(path: &Path, out: &Path, target: &str) -> (u8, Option<()>) {
     (Outcome::exit_code_of(&result), None)
 }
 
-/// Row equality where NaN equals NaN (mutated floats and real data can hold NaN).
-fn same_row(a: &(usize, Vec<Value>), b: &(usize, Vec<Value>)) -> bool {
-    a == b || (a.0 == b.0 && format!("{:?}", a.1) == format!("{:?}", b.1))
+/// Value equality where NaN equals NaN (mutated floats and real data can hold NaN) and empty
+/// arrays are equal whatever their element type (formats that type columns from the data
+/// type an empty array by what later rows hold).
+fn same_value(a: &Value, b: &Value) -> bool {
+    if a == b {
+        return true;
+    }
+    let (a, b) = (format!("{a:?}"), format!("{b:?}"));
+    let empty_array = |s: &str| s.starts_with("Array(") && s.ends_with("([]))");
+    a == b || (empty_array(&a) && empty_array(&b))
 }
 
-/// The first stream whose rows in `got` are not a prefix of its rows in `full`, if any. Per
-/// stream, because a recording of several files (a `.traj` and its `.state`) interleaves
-/// their rows by time, and a cut of one file leaves the other's rows complete.
-fn not_a_prefix(got: &[(usize, Vec<Value>)], full: &[(usize, Vec<Value>)]) -> Option<usize> {
-    let mut by_stream: BTreeMap<usize, Vec<&(usize, Vec<Value>)>> = BTreeMap::new();
-    for row in full {
-        by_stream.entry(row.0).or_default().push(row);
+/// Where the rows of `got` stop being a prefix of those of `full`, per stream, if they do: a
+/// description of the first row that differs.
+///
+/// Per stream, because a recording of several files (a `.traj` and its `.state`) interleaves
+/// their rows by time, and a cut of one file leaves the other's rows complete. By signal
+/// name, because formats that find their columns in the data (NanoVer) have fewer in a cut:
+/// a column the cut does not have must be null in the complete read's row.
+fn not_a_prefix(got: &Read, full: &Read, loose: &[&str]) -> Option<String> {
+    let mut by_stream: BTreeMap<usize, Vec<&Vec<Value>>> = BTreeMap::new();
+    for (stream, values) in &full.rows {
+        by_stream.entry(*stream).or_default().push(values);
     }
+    let short = |text: String| text.chars().take(300).collect::<String>();
     let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
-    for row in got {
-        let k = seen.entry(row.0).or_default();
-        match by_stream.get(&row.0).and_then(|rows| rows.get(*k)) {
-            Some(expected) if same_row(row, expected) => *k += 1,
-            _ => return Some(row.0),
+    for (stream, values) in &got.rows {
+        let name = &got.schema[*stream].0;
+        let Some(full_stream) = full.schema.iter().position(|(n, _)| n == name) else {
+            return Some(format!("stream {name:?} is not in the complete read"));
+        };
+        let k = seen.entry(full_stream).or_default();
+        let Some(expected) = by_stream.get(&full_stream).and_then(|rows| rows.get(*k)) else {
+            return Some(format!(
+                "stream {name:?} has more rows than the complete read"
+            ));
+        };
+        let full_signals = &full.schema[full_stream].1;
+        let got_signals = &got.schema[*stream].1;
+        let mut matched = vec![false; full_signals.len()];
+        for (signal, value) in got_signals.iter().zip(values) {
+            let at = full_signals.iter().position(|s| s == signal);
+            let same = at.is_some_and(|at| {
+                matched[at] = true;
+                loose.contains(&signal.as_str()) || same_value(value, &expected[at])
+            });
+            if !same {
+                return Some(format!(
+                    "stream {name:?} row {k} signal {signal:?}: read {}, expected {}",
+                    short(format!("{value:?}")),
+                    short(format!("{:?}", at.map(|at| &expected[at])))
+                ));
+            }
         }
+        if let Some(at) =
+            (0..full_signals.len()).find(|&at| !matched[at] && expected[at] != Value::Null)
+        {
+            return Some(format!(
+                "stream {name:?} row {k}: signal {:?} is missing, expected {}",
+                full_signals[at],
+                short(format!("{:?}", expected[at]))
+            ));
+        }
+        *k += 1;
     }
     None
 }
@@ -747,13 +825,15 @@ fn sweep_cuts(
         return Ok(());
     }
     let len = full_bytes.len();
+    // Every byte of the head (headers are where most of the structure is), then a stride.
+    let head = (max_cuts / 4).min(512);
     let stride = if len <= max_cuts {
         1
     } else {
-        len.div_ceil(max_cuts.saturating_sub(512).max(1))
+        len.div_ceil(max_cuts.saturating_sub(head).max(1))
     };
     let cuts: Vec<usize> = (0..len)
-        .filter(|&c| len <= max_cuts || c < 512 || c % stride == 0)
+        .filter(|&c| len <= max_cuts || c < head || c % stride == 0)
         .collect();
     let target_path = work.join(target);
     let mut read_cut = |cut: usize, failures: &mut Failures| -> Option<Ran<Read>> {
@@ -774,9 +854,9 @@ fn sweep_cuts(
             continue; // exit 1: nothing readable left (checked to be 0/1/3 already)
         };
         let n = got.rows.len();
-        if let Some(stream) = not_a_prefix(&got.rows, &full.rows) {
+        if let Some(diff) = not_a_prefix(&got, &full, input.whole_file_signals) {
             failures.add(format!(
-                "{label}: the {n} rows are not a prefix of the complete read's {} (stream {stream})",
+                "{label}: the {n} rows are not a prefix of the complete read's {} ({diff})",
                 full.rows.len()
             ));
             continue;
@@ -789,12 +869,13 @@ fn sweep_cuts(
         previous_rows = previous_rows.max(n);
         let allowed = match input.silent {
             Silent::Never => false,
-            Silent::WhenEmpty => n == 0,
             Silent::AtRecordBoundaries => true,
         };
         if ran.code == 0 {
             if !allowed {
-                failures.add(format!("{label}: {n} rows, exit 0: the loss is not reported"));
+                failures.add(format!(
+                    "{label}: {n} rows, exit 0: the loss is not reported"
+                ));
             } else if cut + 1 < len {
                 // A silent cut must be a record boundary: one byte more tears a record.
                 if let Some(next) = read_cut(cut + 1, failures)
@@ -951,7 +1032,9 @@ fn main() -> Result<()> {
     let mut per_format: BTreeMap<&str, Counts> = BTreeMap::new();
 
     if let Some(only) = &only {
-        let (name, index) = only.rsplit_once('#').context("RECFMT_SWEEP_ONLY=<input>#<index>")?;
+        let (name, index) = only
+            .rsplit_once('#')
+            .context("RECFMT_SWEEP_ONLY=<input>#<index>")?;
         let index: usize = index.parse()?;
         let input = all
             .iter()
@@ -976,6 +1059,7 @@ fn main() -> Result<()> {
     for format in format_names {
         let format_started = Instant::now();
         let inputs: Vec<&Input> = all.iter().filter(|i| i.format == format).collect();
+        *LARGEST_PEAK.lock().unwrap_or_else(|e| e.into_inner()) = (0, 0);
         let counts = per_format.entry(format).or_insert(Counts {
             mutants: 0,
             runs: 0,
@@ -984,7 +1068,9 @@ fn main() -> Result<()> {
         });
         for (k, input) in inputs.iter().enumerate() {
             let work = scratch.path().join("work");
-            sweep_cuts(input, &work, max_cuts, &mut failures, counts)?;
+            // The cut budget is the format's, split over its inputs.
+            let budget = (max_cuts / inputs.len()).max(64);
+            sweep_cuts(input, &work, budget, &mut failures, counts)?;
             let path = lay_out(input, &work)?;
             // Mutants split evenly over the format's inputs.
             let share = mutants / inputs.len() + usize::from(k < mutants % inputs.len());
@@ -992,13 +1078,17 @@ fn main() -> Result<()> {
                 run_mutant(input, index, &work, &path, &mut failures, counts)?;
             }
         }
+        let (peak, of) = *LARGEST_PEAK.lock().unwrap_or_else(|e| e.into_inner());
         eprintln!(
-            "{format}: {} inputs, {} mutants ({} runs), {} cuts, exit codes {:?}, {:.1?}",
+            "{format}: {} inputs, {} mutants ({} runs), {} cuts, exit codes {:?}, \
+             largest peak {:.1} MiB (input {:.2} MiB), {:.1?}",
             inputs.len(),
             counts.mutants,
             counts.runs,
             counts.cuts,
             counts.codes,
+            peak as f64 / 1048576.0,
+            of as f64 / 1048576.0,
             format_started.elapsed()
         );
     }
