@@ -909,6 +909,9 @@ fn sweep_cuts(
     Ok(())
 }
 
+/// One run of a mutant: its exit code, and the rows when it read them.
+type Op<'a> = Box<dyn FnOnce() -> (u8, Option<Read>) + 'a>;
+
 /// Mutant `index` of `input`, run through read, and sometimes strict/resync reads, validate
 /// and convert.
 fn run_mutant(
@@ -937,7 +940,7 @@ fn run_mutant(
         "{}#{index} ({target}: {what}; replay with RECFMT_SWEEP_ONLY='{}#{index}')",
         input.name, input.name
     );
-    let mut ops: Vec<(&str, Box<dyn FnOnce() -> (u8, Option<Read>)>)> = vec![(
+    let mut ops: Vec<(&str, Op)> = vec![(
         "read",
         Box::new(|| read(path, &OpenOptions::default(), false)),
     )];
