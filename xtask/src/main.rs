@@ -6,6 +6,8 @@
 //!   package against the Rust batch read, then recfmt against the Python writers;
 //!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
 //!   `bench python [--mb N] [--gib G]` or `bench compare [--mb N]` runs one of them.
+//! * `sweep [--mutants N]`: the mutation sweep of every sample and fixture in release, with
+//!   10,000 mutants per format (the test suite runs fewer).
 
 mod compare;
 mod plot_bench;
@@ -38,6 +40,11 @@ const TASKS: &[(&str, &str)] = &[
          400 MB session; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
          `bench plot [--gib N]`, `bench python [--mb N] [--gib G]` or `bench compare [--mb N]` \
          runs one part",
+    ),
+    (
+        "sweep",
+        "the mutation sweep (tests/tests/mutation_sweep.rs) in release over every sample, \
+         10,000 mutants per format unless --mutants N",
     ),
 ];
 
@@ -76,6 +83,7 @@ fn main() -> Result<()> {
                 compare::bench_compare(&[])
             }
         },
+        Some("sweep") => sweep(&args[1..]),
         // Internal: runs a command and writes its peak resident memory (KiB) to a file.
         Some("peak-rss") => peak_rss(&args[1..]),
         _ => {
@@ -106,6 +114,28 @@ fn run(cmd: &mut Command) -> Result<()> {
 
 fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// The full mutation sweep: every sample, `--mutants N` (default 10,000) mutants per format,
+/// up to 4,000 cuts per format, in release.
+fn sweep(args: &[String]) -> Result<()> {
+    let mutants = match args {
+        [] => "10000".to_string(),
+        [flag, n] if flag == "--mutants" => n.clone(),
+        _ => bail!("usage: cargo xtask sweep [--mutants N]"),
+    };
+    run(cargo()
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "recfmt-tests",
+            "--test",
+            "mutation_sweep",
+        ])
+        .env("RECFMT_SWEEP_FULL", "1")
+        .env("RECFMT_SWEEP_MUTANTS", mutants)
+        .env("RECFMT_SWEEP_CUTS", "4000"))
 }
 
 /// Makes a virtualenv with the interop packages under `target/pyenv`; returns its python.

@@ -117,7 +117,7 @@ pub mod validate;
 
 pub use error::{Error, Result};
 pub use open::{OpenOptions, format_of, open};
-pub use report::{IntegrityReport, Outcome, to_json};
+pub use report::{EXIT_DATA_LOST, EXIT_ERROR, IntegrityReport, Outcome, to_json};
 pub use tables::Tables;
 
 use recfmt_core::Registry;

@@ -15,7 +15,30 @@ pub enum Outcome {
     Invalid,
 }
 
+/// The command line's exit code for an error (and for `validate`'s INVALID).
+pub const EXIT_ERROR: u8 = 1;
+/// The command line's exit code when a command finished but input data was lost.
+pub const EXIT_DATA_LOST: u8 = 3;
+
 impl Outcome {
+    /// The command line's exit code for this outcome: 0, [`EXIT_DATA_LOST`] or [`EXIT_ERROR`].
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Complete => 0,
+            Outcome::DataLost => EXIT_DATA_LOST,
+            Outcome::Invalid => EXIT_ERROR,
+        }
+    }
+
+    /// The command line's exit code for a command's result: an error is [`EXIT_ERROR`]. (The
+    /// binary alone also turns a broken pipe into 0; a library caller has no pipe.)
+    pub fn exit_code_of<E>(result: &std::result::Result<Outcome, E>) -> u8 {
+        match result {
+            Ok(outcome) => outcome.exit_code(),
+            Err(_) => EXIT_ERROR,
+        }
+    }
+
     /// [`Outcome::DataLost`] when `integrity` says data was lost, else complete.
     pub fn of(integrity: &Integrity) -> Self {
         if integrity.lost_data() {

@@ -19,9 +19,6 @@ use clap::{CommandFactory, FromArgMatches};
 use args::{Cli, Command};
 pub use recfmt::Outcome;
 
-const EXIT_ERROR: u8 = 1;
-const EXIT_DATA_LOST: u8 = 3;
-
 /// Exit code after SIGINT or SIGTERM, as shells report a process a signal ended (128 + 2).
 const EXIT_INTERRUPTED: i32 = 130;
 
@@ -56,14 +53,15 @@ fn main() -> ExitCode {
             }
         }
     };
+    if let Err(e) = &result
+        && is_broken_pipe(e)
+    {
+        return ExitCode::SUCCESS;
+    }
+    let code = Outcome::exit_code_of(&result);
     match result {
-        Ok(Outcome::Complete) => ExitCode::SUCCESS,
-        Ok(Outcome::DataLost) => ExitCode::from(EXIT_DATA_LOST),
-        Ok(Outcome::Invalid) => ExitCode::from(EXIT_ERROR),
+        Ok(_) => ExitCode::from(code),
         Err(e) => {
-            if is_broken_pipe(&e) {
-                return ExitCode::SUCCESS;
-            }
             eprintln!("recfmt: error: {e}");
             let mut shown = e.to_string();
             for cause in e.chain().skip(1) {
@@ -74,7 +72,7 @@ fn main() -> ExitCode {
                 }
                 shown = text;
             }
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(code)
         }
     }
 }
