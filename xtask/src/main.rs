@@ -1,12 +1,16 @@
 //! Project automation, run as `cargo xtask <task>` (see `.cargo/config.toml`).
 //!
-//! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check.
+//! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check,
+//!   every fuzz target replayed and fuzzed briefly.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
+//! * `fuzz [--secs N] [--target NAME]`: build the cargo-fuzz targets under `fuzz/` and run each
+//!   (see `docs/RELIABILITY.md`).
 //! * `bench [ARGS]`: the criterion benchmarks, the conversion benchmark, then recfmt against
 //!   the Python writers; `bench criterion [ARGS]`, `bench convert [--gib N]` or
 //!   `bench compare [--mb N]` runs one of them.
 
 mod compare;
+mod fuzz;
 mod plot_bench;
 
 use std::path::{Path, PathBuf};
@@ -17,11 +21,17 @@ use anyhow::{Context, Result, bail};
 const TASKS: &[(&str, &str)] = &[
     (
         "ci",
-        "python interop deps, fmt --check, clippy -D warnings, tests, docs, fixtures --check",
+        "python interop deps, fmt --check, clippy -D warnings, tests, docs, fixtures --check, \
+         fuzz targets replayed and fuzzed 10 s each",
     ),
     (
         "fixtures",
         "write the generated fixtures (--check: fail if the committed ones differ)",
+    ),
+    (
+        "fuzz",
+        "build the cargo-fuzz targets (fuzz/) and run each for --secs N (default 60), or only \
+         --target NAME; replays the seeds first, fails on a crash",
     ),
     (
         "bench",
@@ -54,6 +64,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("bench") => match args.get(1).map(String::as_str) {
             Some("criterion") => bench_criterion(&args[2..]),
             Some("convert") => bench_convert(&args[2..]),
@@ -125,6 +136,10 @@ fn python_env() -> Result<PathBuf> {
     Ok(python)
 }
 
+/// Seconds each fuzz target runs in `ci` (after replaying its seeds): 13 targets, so about
+/// two minutes of fuzzing on top of installing cargo-fuzz and building the targets.
+const CI_FUZZ_SECS: u64 = 10;
+
 fn ci() -> Result<()> {
     let python = python_env()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
@@ -145,6 +160,11 @@ fn ci() -> Result<()> {
     run(cargo()
         .args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
+    // Every fuzz target replays its seeds and regression inputs, then fuzzes briefly.
+    fuzz::fuzz_run(&fuzz::FuzzRun {
+        secs: CI_FUZZ_SECS,
+        target: None,
+    })?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
 }
