@@ -3,8 +3,8 @@
 //! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check,
 //!   every fuzz target replayed and fuzzed briefly.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
-//! * `fuzz [--secs N] [--target NAME]`: build the cargo-fuzz targets under `fuzz/` and run each
-//!   (see `docs/RELIABILITY.md`).
+//! * `fuzz [--secs N] [--target NAME] [--dev]`: build the cargo-fuzz targets under `fuzz/` and
+//!   run each (see `docs/RELIABILITY.md`).
 //! * `bench [ARGS]`: the criterion benchmarks, the conversion benchmark, then recfmt against
 //!   the Python writers; `bench criterion [ARGS]`, `bench convert [--gib N]` or
 //!   `bench compare [--mb N]` runs one of them.
@@ -22,7 +22,7 @@ const TASKS: &[(&str, &str)] = &[
     (
         "ci",
         "python interop deps, fmt --check, clippy -D warnings, tests, docs, fixtures --check, \
-         fuzz targets replayed and fuzzed 10 s each",
+         fuzz targets replayed and fuzzed 5 s each",
     ),
     (
         "fixtures",
@@ -31,7 +31,7 @@ const TASKS: &[(&str, &str)] = &[
     (
         "fuzz",
         "build the cargo-fuzz targets (fuzz/) and run each for --secs N (default 60), or only \
-         --target NAME; replays the seeds first, fails on a crash",
+         --target NAME; replays the seeds first, fails on a crash; --dev: unoptimised build",
     ),
     (
         "bench",
@@ -136,9 +136,9 @@ fn python_env() -> Result<PathBuf> {
     Ok(python)
 }
 
-/// Seconds each fuzz target runs in `ci` (after replaying its seeds): 13 targets, so about
-/// two minutes of fuzzing on top of installing cargo-fuzz and building the targets.
-const CI_FUZZ_SECS: u64 = 10;
+/// Seconds each fuzz target runs in `ci` after replaying its seeds (unoptimised build, see
+/// `docs/RELIABILITY.md` for what the step costs): 13 targets, about a minute in all.
+const CI_FUZZ_SECS: u64 = 5;
 
 fn ci() -> Result<()> {
     let python = python_env()?;
@@ -164,6 +164,7 @@ fn ci() -> Result<()> {
     fuzz::fuzz_run(&fuzz::FuzzRun {
         secs: CI_FUZZ_SECS,
         target: None,
+        dev: true,
     })?;
     eprintln!("xtask ci: all checks passed");
     Ok(())

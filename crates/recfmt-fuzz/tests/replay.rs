@@ -1,12 +1,12 @@
 //! Replays the committed seeds (`corpus/<target>/`) and the inputs of past crashes
 //! (`regressions/<target>/`) through the harness bodies, without libFuzzer:
-//! `cargo test --manifest-path fuzz/Cargo.toml --no-default-features`.
+//! part of `cargo test --workspace`, so CI replays the corpus on every run.
 
 use std::path::Path;
 
 #[test]
 fn every_seed_and_regression_input_runs_clean() {
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     for (name, body) in recfmt_fuzz::TARGETS {
         let mut inputs = 0;
         for folder in ["corpus", "regressions"] {
@@ -34,7 +34,7 @@ fn every_seed_and_regression_input_runs_clean() {
 
 #[test]
 fn every_target_has_a_fuzz_target_file_and_a_dictionary() {
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     for (name, _) in recfmt_fuzz::TARGETS {
         let target = fuzz.join("fuzz_targets").join(format!("{name}.rs"));
         let text = std::fs::read_to_string(&target).expect("fuzz_targets/<name>.rs");

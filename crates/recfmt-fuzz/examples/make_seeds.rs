@@ -1,18 +1,18 @@
 //! Writes the seed corpus `fuzz/corpus/<target>/` from the generated fixtures
 //! (`tests/fixtures`), the third-party samples (`../shared/samples`, or `RECFMT_SAMPLES`) and
 //! the crates' own generators, cut down to a few records each so the committed corpus stays
-//! small: `cargo run --manifest-path fuzz/Cargo.toml --no-default-features --example make_seeds`.
+//! small: `cargo run -p recfmt-fuzz --example make_seeds`.
 //!
-//! libFuzzer adds what it finds to the same folders during `cargo xtask fuzz`; only the seeds
-//! written here are committed.
+//! `cargo xtask fuzz` keeps what libFuzzer finds in `fuzz/target/corpus/` (not committed); only
+//! the seeds written here are committed.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 fn main() -> Result<()> {
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = fuzz.parent().context("fuzz/ has a parent")?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fuzz = root.join("fuzz");
     let samples = std::env::var_os("RECFMT_SAMPLES")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/samples"));

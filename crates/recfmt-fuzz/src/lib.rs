@@ -1,8 +1,10 @@
 //! The bodies of recfmt's fuzz targets.
 //!
-//! Every `fuzz_targets/<name>.rs` is one line that hands libFuzzer's input to the function of
-//! the same name here, so the same bodies also run under a plain `cargo test` (which replays
-//! `corpus/<name>/` and `regressions/<name>/`, see `tests/replay.rs`) without libFuzzer.
+//! Every `fuzz/fuzz_targets/<name>.rs` (cargo-fuzz's own workspace) is one line that hands
+//! libFuzzer's input to the function of the same name here, so the same bodies also run under
+//! the main workspace's plain `cargo test`, which replays `fuzz/corpus/<name>/` and
+//! `fuzz/regressions/<name>/` through them (`tests/replay.rs`) without libFuzzer. How to fuzz:
+//! `docs/RELIABILITY.md`.
 //!
 //! A body feeds the bytes to a reader the way the `recfmt` tool does and reads everything it
 //! yields. Errors are the expected answer to most inputs and are ignored; what a body must
@@ -21,9 +23,12 @@ use std::sync::OnceLock;
 use prost::Message;
 use recfmt_core::{FrameBuf, ReadOptions, RecordingReader};
 
+/// A harness body: one fuzz input, panics on a defect.
+pub type Body = fn(&[u8]);
+
 /// Every target: (name, body). `fuzz_targets/<name>.rs` calls the body; the replay test and
 /// `cargo xtask fuzz` list targets from here.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("usvlog_records", usvlog_records),
     ("usvlog_meta", usvlog_meta),
     ("usvlog_layouts", usvlog_layouts),
@@ -222,13 +227,13 @@ pub fn icarec_frames(data: &[u8]) {
         std::fs::create_dir_all(&dir).expect("a scratch directory");
         std::fs::write(
             dir.join("schema.json"),
-            include_bytes!("../../tests/fixtures/generated/icarec/all_types.icarec/schema.json"),
+            include_bytes!("../../../tests/fixtures/generated/icarec/all_types.icarec/schema.json"),
         )
         .expect("schema.json");
         std::fs::write(
             dir.join("static_signals.bin"),
             include_bytes!(
-                "../../tests/fixtures/generated/icarec/all_types.icarec/static_signals.bin"
+                "../../../tests/fixtures/generated/icarec/all_types.icarec/static_signals.bin"
             ),
         )
         .expect("static_signals.bin");
@@ -428,13 +433,16 @@ pub fn nanover_records(data: &[u8]) {
     use recfmt_nanover::io::{Reader, Writer};
     use recfmt_nanover::{FileKind, NanoverRecording, Version, VersionPolicy};
 
-    /// Timestamps and encoded messages of every record that decodes.
+    /// Timestamp and re-encoded message of one record.
+    type Timed = (u128, Vec<u8>);
+
+    /// The version and every record that decodes.
     fn read_all(
         bytes: &[u8],
         kind: FileKind,
         policy: VersionPolicy,
         resync: bool,
-    ) -> Option<(Version, Vec<(u128, Vec<u8>)>)> {
+    ) -> Option<(Version, Vec<Timed>)> {
         let mut reader = Reader::new(bytes, kind);
         reader.set_version_policy(policy);
         reader.set_resync(resync);
@@ -458,7 +466,7 @@ pub fn nanover_records(data: &[u8]) {
         panic!("the record reader did not end");
     }
 
-    fn write_all(kind: FileKind, version: Version, records: &[(u128, Vec<u8>)]) -> Vec<u8> {
+    fn write_all(kind: FileKind, version: Version, records: &[Timed]) -> Vec<u8> {
         let mut writer = Writer::new(Vec::new(), kind, version).expect("a Vec sink");
         writer.set_require_increasing(false);
         for (t, payload) in records {
