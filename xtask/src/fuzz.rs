@@ -79,6 +79,9 @@ pub fn fuzz_run(options: &FuzzRun) -> Result<()> {
         "none",
         "--debug-assertions",
     ]);
+    if options.dev {
+        build.arg("--dev");
+    }
     if let [one] = chosen.as_slice() {
         build.arg(one);
     }
@@ -88,7 +91,8 @@ pub fn fuzz_run(options: &FuzzRun) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
 
-    let bin_dir = fuzz_dir.join("target").join(host_triple()?).join("release");
+    let profile = if options.dev { "debug" } else { "release" };
+    let bin_dir = fuzz_dir.join("target").join(host_triple()?).join(profile);
     let mut crashed = Vec::new();
     let mut summary = Vec::new();
     for target in &chosen {
