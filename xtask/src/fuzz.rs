@@ -1,15 +1,18 @@
-//! `cargo xtask fuzz [--secs N] [--target NAME] [--dev]`: builds the cargo-fuzz targets of
-//! `fuzz/` and runs each with libFuzzer, replaying the committed seeds first; fails on a crash.
+//! `cargo xtask fuzz [--secs N] [--target NAME] [--dev] [--jobs N]`: builds the cargo-fuzz
+//! targets of `fuzz/` and runs each with libFuzzer, replaying the committed seeds first; fails
+//! on a crash.
 //!
 //! Build: `RUSTC_BOOTSTRAP=1 cargo fuzz build --sanitizer none --debug-assertions` (the
 //! workspace forbids `unsafe`, so AddressSanitizer would mostly watch std and dependencies;
 //! debug assertions give overflow checks, see `docs/RELIABILITY.md`). `--dev` builds without
-//! optimisations instead: about a third of the build time and several times fewer executions
-//! per second, which is the better trade for the few seconds per target that CI fuzzes. The targets then run one
-//! after the other, each for `--secs` seconds, with its format's dictionary, the seeds of
-//! `fuzz/corpus/<target>` and `fuzz/regressions/<target>` as read-only corpora and
-//! `fuzz/target/corpus/<target>` (not committed) as the growing one. Crash inputs land in
-//! `fuzz/artifacts/<target>/`, libFuzzer's output in `fuzz/target/logs/<target>.log`.
+//! optimisations instead: about half the build time and several times fewer executions per
+//! second, the better trade for the few seconds per target that CI fuzzes.
+//!
+//! The targets then run one after the other (or `--jobs N` at a time, one core each), each
+//! for `--secs` seconds, with its format's dictionary, the seeds of `fuzz/corpus/<target>` and
+//! `fuzz/regressions/<target>` as read-only corpora and `fuzz/target/corpus/<target>` (not
+//! committed) as the growing one. Crash inputs land in `fuzz/artifacts/<target>/`, libFuzzer's
+//! output in `fuzz/target/logs/<target>.log`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -30,6 +33,8 @@ pub struct FuzzRun {
     pub target: Option<String>,
     /// Build unoptimised (`cargo fuzz build --dev`): quicker to build, slower to run.
     pub dev: bool,
+    /// Targets run at the same time (one core each).
+    pub jobs: usize,
 }
 
 pub fn fuzz(args: &[String]) -> Result<()> {
@@ -37,6 +42,7 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         secs: DEFAULT_SECS,
         target: None,
         dev: false,
+        jobs: 1,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -50,9 +56,16 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             }
             "--target" => run.target = Some(args.next().context("--target takes a name")?.clone()),
             "--dev" => run.dev = true,
-            other => {
-                bail!("usage: cargo xtask fuzz [--secs N] [--target NAME] [--dev] (got {other:?})")
+            "--jobs" => {
+                run.jobs = args
+                    .next()
+                    .context("--jobs takes a number")?
+                    .parse()
+                    .context("--jobs takes a whole number")?;
             }
+            other => bail!(
+                "usage: cargo xtask fuzz [--secs N] [--target NAME] [--dev] [--jobs N] (got {other:?})"
+            ),
         }
     }
     fuzz_run(&run)
@@ -95,13 +108,31 @@ pub fn fuzz_run(options: &FuzzRun) -> Result<()> {
     let bin_dir = fuzz_dir.join("target").join(host_triple()?).join(profile);
     let mut crashed = Vec::new();
     let mut summary = Vec::new();
-    for target in &chosen {
-        let outcome = run_target(&fuzz_dir, &bin_dir, target, options.secs)?;
-        eprintln!("xtask fuzz: {}", outcome.line);
-        if !outcome.ok {
-            crashed.push(target.clone());
+    for group in chosen.chunks(options.jobs.max(1)) {
+        let outcomes: Vec<Result<Outcome>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|target| {
+                    let (fuzz_dir, bin_dir) = (&fuzz_dir, &bin_dir);
+                    scope.spawn(move || run_target(fuzz_dir, bin_dir, target, options.secs))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| bail!("a fuzz runner thread panicked"))
+                })
+                .collect()
+        });
+        for (target, outcome) in group.iter().zip(outcomes) {
+            let outcome = outcome?;
+            eprintln!("xtask fuzz: {}", outcome.line);
+            if !outcome.ok {
+                crashed.push(target.clone());
+            }
+            summary.push(outcome.line);
         }
-        summary.push(outcome.line);
     }
     println!("\nfuzz summary ({} s per target):", options.secs);
     for line in &summary {

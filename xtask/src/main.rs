@@ -3,8 +3,8 @@
 //! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check,
 //!   every fuzz target replayed and fuzzed briefly.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
-//! * `fuzz [--secs N] [--target NAME] [--dev]`: build the cargo-fuzz targets under `fuzz/` and
-//!   run each (see `docs/RELIABILITY.md`).
+//! * `fuzz [--secs N] [--target NAME] [--dev] [--jobs N]`: build the cargo-fuzz targets under
+//!   `fuzz/` and run each (see `docs/RELIABILITY.md`).
 //! * `bench [ARGS]`: the criterion benchmarks, the conversion benchmark, then recfmt against
 //!   the Python writers; `bench criterion [ARGS]`, `bench convert [--gib N]` or
 //!   `bench compare [--mb N]` runs one of them.
@@ -31,7 +31,7 @@ const TASKS: &[(&str, &str)] = &[
     (
         "fuzz",
         "build the cargo-fuzz targets (fuzz/) and run each for --secs N (default 60), or only \
-         --target NAME; replays the seeds first, fails on a crash; --dev: unoptimised build",
+         --target NAME; replays the seeds first, fails on a crash; --dev: unoptimised build; --jobs N: N targets at a time",
     ),
     (
         "bench",
@@ -165,6 +165,7 @@ fn ci() -> Result<()> {
         secs: CI_FUZZ_SECS,
         target: None,
         dev: true,
+        jobs: 2,
     })?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
