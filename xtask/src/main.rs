@@ -1,7 +1,10 @@
 //! Project automation, run as `cargo xtask <task>` (see `.cargo/config.toml`).
 //!
-//! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check.
+//! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check,
+//!   every fuzz target replayed and fuzzed briefly.
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
+//! * `fuzz [--secs N] [--target NAME] [--dev] [--jobs N]`: build the cargo-fuzz targets under
+//!   `fuzz/` and run each (see `docs/RELIABILITY.md`).
 //! * `bench [ARGS]`: the criterion benchmarks, the conversion and plot benchmarks, the Python
 //!   package against the Rust batch read, then recfmt against the Python writers;
 //!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
@@ -10,6 +13,7 @@
 //!   10,000 mutants per format (the test suite runs fewer).
 
 mod compare;
+mod fuzz;
 mod plot_bench;
 mod python_bench;
 mod session;
@@ -25,11 +29,17 @@ use session::{BenchSession, finish_report, peak_text};
 const TASKS: &[(&str, &str)] = &[
     (
         "ci",
-        "python interop deps, fmt --check, clippy -D warnings, tests, docs, fixtures --check",
+        "python interop deps, fmt --check, clippy -D warnings, tests, docs, fixtures --check, \
+         fuzz targets replayed and fuzzed 5 s each",
     ),
     (
         "fixtures",
         "write the generated fixtures (--check: fail if the committed ones differ)",
+    ),
+    (
+        "fuzz",
+        "build the cargo-fuzz targets (fuzz/) and run each for --secs N (default 60), or only \
+         --target NAME; replays the seeds first, fails on a crash; --dev: unoptimised build; --jobs N: N targets at a time",
     ),
     (
         "bench",
@@ -69,6 +79,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("bench") => match args.get(1).map(String::as_str) {
             Some("criterion") => bench_criterion(&args[2..]),
             Some("convert") => bench_convert(&args[2..]),
@@ -165,6 +176,10 @@ fn python_env() -> Result<PathBuf> {
     Ok(python)
 }
 
+/// Seconds each fuzz target runs in `ci` after replaying its seeds (unoptimised build, see
+/// `docs/RELIABILITY.md` for what the step costs): 13 targets, about a minute in all.
+const CI_FUZZ_SECS: u64 = 5;
+
 fn ci() -> Result<()> {
     let python = python_env()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
@@ -185,6 +200,13 @@ fn ci() -> Result<()> {
     run(cargo()
         .args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", "-D warnings"))?;
+    // Every fuzz target replays its seeds and regression inputs, then fuzzes briefly.
+    fuzz::fuzz_run(&fuzz::FuzzRun {
+        secs: CI_FUZZ_SECS,
+        target: None,
+        dev: true,
+        jobs: 2,
+    })?;
     eprintln!("xtask ci: all checks passed");
     Ok(())
 }

@@ -1,0 +1,3 @@
+//! libFuzzer entry point; the body is [`recfmt_fuzz::icarec_schema`].
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| recfmt_fuzz::icarec_schema(data));
