@@ -44,8 +44,9 @@
 //! Knobs (environment): `RECFMT_SWEEP_MUTANTS` mutants per format (default
 //! [`DEFAULT_MUTANTS`], the CI budget; `cargo xtask sweep` runs 10,000 in release),
 //! `RECFMT_SWEEP_CUTS` most cuts per format (split over its inputs, at least 64 each), `RECFMT_SWEEP_FULL=1` every sample (default: the
-//! smallest sample of each kind), `RECFMT_SWEEP_FORMATS=usvlog,carla` a subset, and
-//! `RECFMT_SWEEP_ONLY=<input>#<index>` one mutant (as a failure prints it).
+//! smallest sample of each kind), `RECFMT_SWEEP_FORMATS=usvlog,carla` a subset,
+//! `RECFMT_SWEEP_JOBS` processes (default: the cores available; formats are dealt out among
+//! them), and `RECFMT_SWEEP_ONLY=<input>#<index>` one mutant (as a failure prints it).
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -70,7 +71,7 @@ const MEMORY_FACTOR: u64 = 10;
 /// ...plus this (thread stacks are not counted; buffers, tables and batches are).
 const MEMORY_MARGIN: u64 = 64 << 20;
 /// Mutants per format when `RECFMT_SWEEP_MUTANTS` is not set.
-const DEFAULT_MUTANTS: usize = 250;
+const DEFAULT_MUTANTS: usize = 1000;
 /// Most cuts per format when `RECFMT_SWEEP_CUTS` is not set.
 const DEFAULT_CUTS: usize = 1000;
 
@@ -97,8 +98,9 @@ struct Input {
     /// complete read: NanoVer's `delta_keys` names a key `[key, type]` when the file holds
     /// it with two types, which a cut may not.
     whole_file_signals: &'static [&'static str],
-    /// The time columns, left out of the comparison of a cut whose reader says its times are
-    /// unknown (see [`Read::times_unknown`]).
+    /// The time columns a cut may leave unknown: a null there stands for any time (a
+    /// `.nanover.zip` cut before its index: messages found by decoding `messages.msgpack`
+    /// carry no time); a time that is there must be the complete read's.
     time_signals: &'static [&'static str],
 }
 
@@ -652,10 +654,6 @@ struct Read {
     schema: Vec<(String, Vec<String>)>,
     rows: Vec<(usize, Vec<Value>)>,
     truncated_at: Option<u64>,
-    /// The reader said some rows' times are unknown (a `.nanover.zip` cut before its index:
-    /// messages found by decoding `messages.msgpack` carry no time). Their time columns are
-    /// then not compared; every other value still is.
-    times_unknown: bool,
 }
 
 /// `recfmt cat`: every row (kept when `keep`), and the exit code the command line gives.
@@ -679,14 +677,10 @@ fn read(path: &Path, options: &OpenOptions, keep: bool) -> (u8, Option<Read>) {
                 (s.name.clone(), signals)
             })
             .collect();
-        let times_unknown = integrity.warnings.iter().any(|w| {
-            w.contains("their times are unknown") || w.contains("they keep the last time known")
-        });
         let read = Read {
             schema,
             rows,
             truncated_at: integrity.truncated_at,
-            times_unknown,
         };
         Ok((Outcome::of(integrity), read))
     })();
@@ -736,35 +730,73 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// Per stream, because a recording of several files (a `.traj` and its `.state`) interleaves
 /// their rows by time, and a cut of one file leaves the other's rows complete. By signal
 /// name, because formats that find their columns in the data (NanoVer) have fewer in a cut:
-/// a column the cut does not have must be null in the complete read's row.
-fn not_a_prefix(got: &Read, full: &Read, loose: &[&str]) -> Option<String> {
+/// a column the cut does not have must be null in the complete read's row. Signals in `loose`
+/// are not compared; those in `unknown_ok` may be null (unknown) in a cut.
+fn not_a_prefix(got: &Read, full: &Read, loose: &[&str], unknown_ok: &[&str]) -> Option<String> {
     let mut by_stream: BTreeMap<usize, Vec<&Vec<Value>>> = BTreeMap::new();
     for (stream, values) in &full.rows {
         by_stream.entry(*stream).or_default().push(values);
     }
     let short = |text: String| text.chars().take(300).collect::<String>();
+    /// How a stream of the cut maps onto the complete read's: the stream, each signal's
+    /// column there, and the complete read's columns the cut does not have.
+    struct Mapping<'a> {
+        full_stream: usize,
+        columns: Vec<Option<usize>>,
+        missing: Vec<usize>,
+        loose: Vec<bool>,
+        unknown_ok: Vec<bool>,
+        name: &'a str,
+    }
+    let mut mappings: BTreeMap<usize, Option<Mapping>> = BTreeMap::new();
     let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
     for (stream, values) in &got.rows {
-        let name = &got.schema[*stream].0;
-        let Some(full_stream) = full.schema.iter().position(|(n, _)| n == name) else {
+        let mapping = mappings.entry(*stream).or_insert_with(|| {
+            let (name, got_signals) = &got.schema[*stream];
+            let full_stream = full.schema.iter().position(|(n, _)| n == name)?;
+            let full_signals = &full.schema[full_stream].1;
+            let columns: Vec<Option<usize>> = got_signals
+                .iter()
+                .map(|g| full_signals.iter().position(|s| s == g))
+                .collect();
+            let missing = (0..full_signals.len())
+                .filter(|at| !columns.contains(&Some(*at)))
+                .collect();
+            Some(Mapping {
+                full_stream,
+                columns,
+                missing,
+                loose: got_signals
+                    .iter()
+                    .map(|g| loose.contains(&g.as_str()))
+                    .collect(),
+                unknown_ok: got_signals
+                    .iter()
+                    .map(|g| unknown_ok.contains(&g.as_str()))
+                    .collect(),
+                name,
+            })
+        });
+        let Some(m) = mapping else {
+            let name = &got.schema[*stream].0;
             return Some(format!("stream {name:?} is not in the complete read"));
         };
-        let k = seen.entry(full_stream).or_default();
-        let Some(expected) = by_stream.get(&full_stream).and_then(|rows| rows.get(*k)) else {
+        let name = m.name;
+        let k = seen.entry(m.full_stream).or_default();
+        let Some(expected) = by_stream.get(&m.full_stream).and_then(|rows| rows.get(*k)) else {
             return Some(format!(
                 "stream {name:?} has more rows than the complete read"
             ));
         };
-        let full_signals = &full.schema[full_stream].1;
-        let got_signals = &got.schema[*stream].1;
-        let mut matched = vec![false; full_signals.len()];
-        for (signal, value) in got_signals.iter().zip(values) {
-            let at = full_signals.iter().position(|s| s == signal);
+        for (slot, value) in values.iter().enumerate() {
+            let at = m.columns.get(slot).copied().flatten();
             let same = at.is_some_and(|at| {
-                matched[at] = true;
-                loose.contains(&signal.as_str()) || same_value(value, &expected[at])
+                m.loose[slot]
+                    || (m.unknown_ok[slot] && *value == Value::Null)
+                    || same_value(value, &expected[at])
             });
             if !same {
+                let signal = &got.schema[*stream].1.get(slot);
                 return Some(format!(
                     "stream {name:?} row {k} signal {signal:?}: read {}, expected {}",
                     short(format!("{value:?}")),
@@ -772,12 +804,10 @@ fn not_a_prefix(got: &Read, full: &Read, loose: &[&str]) -> Option<String> {
                 ));
             }
         }
-        if let Some(at) =
-            (0..full_signals.len()).find(|&at| !matched[at] && expected[at] != Value::Null)
-        {
+        if let Some(&at) = m.missing.iter().find(|&&at| expected[at] != Value::Null) {
             return Some(format!(
                 "stream {name:?} row {k}: signal {:?} is missing, expected {}",
-                full_signals[at],
+                full.schema[m.full_stream].1[at],
                 short(format!("{:?}", expected[at]))
             ));
         }
@@ -867,11 +897,8 @@ fn sweep_cuts(
             continue; // exit 1: nothing readable left (checked to be 0/1/3 already)
         };
         let n = got.rows.len();
-        let mut loose = input.whole_file_signals.to_vec();
-        if got.times_unknown {
-            loose.extend(input.time_signals);
-        }
-        if let Some(diff) = not_a_prefix(&got, &full, &loose) {
+        if let Some(diff) = not_a_prefix(&got, &full, input.whole_file_signals, input.time_signals)
+        {
             failures.add(format!(
                 "{label}: the {n} rows are not a prefix of the complete read's {} ({diff})",
                 full.rows.len()
@@ -1022,6 +1049,61 @@ fn run_mutant(
     Ok(())
 }
 
+/// Set in the sweep's own child processes (see [`in_processes`]).
+const CHILD: &str = "RECFMT_SWEEP_CHILD";
+
+/// Runs the formats in `jobs` child processes of this binary (`RECFMT_SWEEP_JOBS`, default
+/// the cores available), so the sweep uses every core while each process still measures its
+/// own runs' memory and holds its own address-space limit. Formats are dealt out by their
+/// cost in the CI configuration, largest first, to the least loaded process.
+fn in_processes(formats: &[&str], jobs: usize, started: Instant) -> Result<()> {
+    let cost = |f: &str| match f {
+        "carla" | "fgtape" => 4,
+        "icarus-h5" => 2,
+        _ => 1,
+    };
+    let mut order = formats.to_vec();
+    order.sort_by_key(|f| std::cmp::Reverse(cost(f)));
+    let mut groups: Vec<(u32, Vec<&str>)> = vec![(0, Vec::new()); jobs.min(formats.len())];
+    for format in order {
+        let lightest = groups
+            .iter_mut()
+            .min_by_key(|(load, _)| *load)
+            .expect("at least one group");
+        lightest.0 += cost(format);
+        lightest.1.push(format);
+    }
+    let exe = std::env::current_exe()?;
+    let children = groups
+        .iter()
+        .map(|(_, group)| {
+            std::process::Command::new(&exe)
+                .env("RECFMT_SWEEP_FORMATS", group.join(","))
+                .env(CHILD, "1")
+                .spawn()
+                .with_context(|| format!("starting the sweep of {}", group.join(",")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut failed = Vec::new();
+    for (mut child, (_, group)) in children.into_iter().zip(&groups) {
+        if !child.wait()?.success() {
+            failed.push(group.join(","));
+        }
+    }
+    eprintln!(
+        "mutation sweep: {:.1?} in all, {} processes",
+        started.elapsed(),
+        groups.len()
+    );
+    anyhow::ensure!(
+        failed.is_empty(),
+        "mutation sweep failed for {}",
+        failed.join("; ")
+    );
+    println!("mutation sweep: 1 passed, 0 failed");
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cap = rlimit::Resource::AS.get()?;
     let limit = ADDRESS_SPACE.min(cap.1);
@@ -1047,6 +1129,15 @@ fn main() -> Result<()> {
     let mut all = inputs(scratch.path(), full)?;
     if let Some(formats) = &formats {
         all.retain(|i| formats.iter().any(|f| f == i.format));
+    }
+    let mut format_names: Vec<&'static str> = all.iter().map(|i| i.format).collect();
+    format_names.dedup();
+    let jobs = env_usize(
+        "RECFMT_SWEEP_JOBS",
+        std::thread::available_parallelism().map_or(1, usize::from),
+    );
+    if only.is_none() && std::env::var_os(CHILD).is_none() && jobs > 1 && format_names.len() > 1 {
+        return in_processes(&format_names, jobs, started);
     }
     let mut failures = Failures::default();
     let mut per_format: BTreeMap<&str, Counts> = BTreeMap::new();
@@ -1074,8 +1165,6 @@ fn main() -> Result<()> {
         return Ok(());
     }
 
-    let mut format_names: Vec<&'static str> = all.iter().map(|i| i.format).collect();
-    format_names.dedup();
     for format in format_names {
         let format_started = Instant::now();
         let inputs: Vec<&Input> = all.iter().filter(|i| i.format == format).collect();
@@ -1120,6 +1209,8 @@ fn main() -> Result<()> {
         }
         anyhow::bail!("mutation sweep: {} failures", failures.0.len());
     }
-    println!("mutation sweep: 1 passed, 0 failed");
+    if std::env::var_os(CHILD).is_none() {
+        println!("mutation sweep: 1 passed, 0 failed");
+    }
     Ok(())
 }

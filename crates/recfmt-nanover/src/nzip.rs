@@ -636,7 +636,9 @@ fn scan_messages<R: Read + Seek>(
 /// A zip cut short (no central directory) is read from its local file headers: every
 /// complete message is kept and the loss is reported in [`ZipEvents::integrity`]. When
 /// `index.msgpack` is lost with the end of the file, the messages are found by decoding
-/// `messages.msgpack` in order; their times are unknown and read as 0.
+/// `messages.msgpack` in order; their times are unknown: [`ZipEvents::time_known`] is false
+/// for them, and their [`Event::timestamp`] is the last time known (0 before the first),
+/// which is what a `.traj` or HDF5 copy, whose records need a time, writes.
 #[derive(Debug)]
 pub struct ZipEvents<R> {
     source: R,
@@ -647,6 +649,7 @@ pub struct ZipEvents<R> {
     integrity: Integrity,
     last_index: u32,
     last_ts: u128,
+    last_time_known: bool,
     buf: Vec<u8>,
 }
 
@@ -742,7 +745,7 @@ impl<R: Read + Seek> ZipEvents<R> {
                     let (more, _) = scan_messages(&mut source, messages, from)?;
                     if !more.is_empty() {
                         integrity.warn(format!(
-                            "{} messages after the last one the cut index.msgpack names were found by decoding messages.msgpack; they keep the last time known",
+                            "{} messages after the last one the cut index.msgpack names were found by decoding messages.msgpack; their times are unknown (null; a .traj or HDF5 copy keeps the last time known)",
                             more.len()
                         ));
                     }
@@ -753,7 +756,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             None if walked => {
                 let (entries, covered) = scan_messages(&mut source, messages, 0)?;
                 integrity.warn(format!(
-                    "index.msgpack is lost: {} complete messages read in order from messages.msgpack; their times are unknown and read as 0",
+                    "index.msgpack is lost: {} complete messages read in order from messages.msgpack; their times are unknown (null; a .traj or HDF5 copy writes 0)",
                     entries.len()
                 ));
                 if covered < messages.available || !messages.complete() {
@@ -802,6 +805,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             opened,
             last_index: 0,
             last_ts: 0,
+            last_time_known: true,
             buf: Vec::new(),
         }
     }
@@ -812,6 +816,14 @@ impl<R: Read + Seek> ZipEvents<R> {
         self.integrity = self.opened.clone();
         self.last_index = 0;
         self.last_ts = 0;
+        self.last_time_known = true;
+    }
+
+    /// Whether the last event's time is known: false for a message found by decoding
+    /// `messages.msgpack` after its index was lost, whose [`Event::timestamp`] only repeats
+    /// the last time known. The generic adapter reads such a time as null.
+    pub fn time_known(&self) -> bool {
+        self.last_time_known
     }
 
     /// Index entries (events) in all, read or not.
@@ -873,6 +885,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             };
             let timestamp = entry.timestamp.map_or(self.last_ts, u128::from);
             self.last_ts = timestamp;
+            self.last_time_known = entry.timestamp.is_some();
             return Ok(Some(Event {
                 timestamp,
                 frame: message

@@ -531,6 +531,8 @@ pub(crate) trait EventSource: Send + std::fmt::Debug {
     fn integrity(&self) -> &Integrity;
     /// Events not yet read.
     fn remaining(&self) -> usize;
+    /// Whether the last event's time is known (see [`crate::nzip::ZipEvents::time_known`]).
+    fn time_known(&self) -> bool;
 }
 
 #[cfg(feature = "nanover-zip")]
@@ -544,12 +546,16 @@ impl<R: Read + std::io::Seek + Send + std::fmt::Debug> EventSource for crate::nz
     fn remaining(&self) -> usize {
         crate::nzip::ZipEvents::remaining(self)
     }
+    fn time_known(&self) -> bool {
+        crate::nzip::ZipEvents::time_known(self)
+    }
 }
 
 /// Rows still to emit for the current event.
 #[derive(Debug, Default)]
 struct Pending {
-    timestamp: u128,
+    /// `None` when the time is unknown (a message recovered without its index).
+    timestamp: Option<u128>,
     frame_row: bool,
     frame_index: u32,
     delta: Option<String>,
@@ -564,8 +570,9 @@ struct Pending {
 /// (`frames` only with a `.traj`, `state` only with a `.state`):
 ///
 /// * [`FRAMES_STREAM`] `frames`: **one row per `.traj` record**. Columns:
-///   * `t_us` (`u64`, the time column, µs since the recorder started; null in the
-///     impossible case of a timestamp above `u64::MAX`), `frame_index` (`u32`; for
+///   * `t_us` (`u64`, the time column, µs since the recorder started; null when
+///     it is unknown, for the messages of a cut `.nanover.zip` found without their index, and
+///     in the impossible case of a timestamp above `u64::MAX`), `frame_index` (`u32`; for
 ///     version-1 files the ordinal), `session` (`u32`: 0, then +1 at every reset after the
 ///     first frame, the same numbering as [`crate::split_sessions`] with
 ///     [`crate::SplitRule::FrameReset`], or `ResetOrCounterChange` with
@@ -954,9 +961,9 @@ impl<R: Read> NanoverRecording<R> {
         self.merged = m;
     }
 
-    fn start_event(&mut self, event: Event) {
+    fn start_event(&mut self, event: Event, time_known: bool) {
         let p = &mut self.pending;
-        p.timestamp = event.timestamp;
+        p.timestamp = time_known.then_some(event.timestamp);
         p.frame_row = false;
         p.delta = None;
         p.state_rows.clear();
@@ -1055,7 +1062,10 @@ impl<R: Read> NanoverRecording<R> {
     }
 
     fn time_cell(&self) -> Cell {
-        u64::try_from(self.pending.timestamp).map_or(Cell::Null, Cell::UInt)
+        self.pending
+            .timestamp
+            .and_then(|t| u64::try_from(t).ok())
+            .map_or(Cell::Null, Cell::UInt)
     }
 
     fn emit_frame_row(&mut self, stream: usize, dst: &mut FrameBuf) {
@@ -1152,13 +1162,16 @@ impl<R: Read> NanoverRecording<R> {
             if self.done {
                 return Ok(false);
             }
-            let event = match &mut self.source {
-                Source::Files(t) => t.next_event(),
-                Source::Events(events) => events.next_event(),
+            let (event, time_known) = match &mut self.source {
+                Source::Files(t) => (t.next_event(), true),
+                Source::Events(events) => {
+                    let event = events.next_event();
+                    (event, events.time_known())
+                }
             };
             self.refresh_integrity();
             match event? {
-                Some(e) => self.start_event(e),
+                Some(e) => self.start_event(e, time_known),
                 None => {
                     self.done = true;
                     if self.lost_resets > 1 {

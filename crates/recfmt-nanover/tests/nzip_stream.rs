@@ -358,6 +358,71 @@ fn messages_cut_after_a_complete_index_keep_the_index_times() {
     );
 }
 
+/// The `t_us` of every `frames` row of a (maybe cut) zip, read through the generic adapter.
+fn frame_times(bytes: &[u8]) -> Vec<Option<u64>> {
+    let mut rec = NanoverRecording::from_zip(
+        std::io::Cursor::new(bytes.to_vec()),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    let mut row = FrameBuf::default();
+    let mut times = Vec::new();
+    while rec.read_frame(&mut row).unwrap() {
+        times.push(match row.values[0] {
+            recfmt_core::Value::UInt(t) => Some(t),
+            recfmt_core::Value::Null => None,
+            ref other => panic!("t_us is {other:?}"),
+        });
+    }
+    times
+}
+
+#[test]
+fn messages_recovered_without_their_index_have_unknown_times_not_zero() {
+    let (msgs, spans) = messages(8, 10);
+    let index = index_of(&spans);
+    // Messages first (as NanoVer writes them), cut inside the index: the index's first
+    // entries keep their times, the messages after them are found by decoding and have none.
+    let (zip, starts) = stored_zip(&[
+        ("messages.msgpack", &msgs, Sizes::Zip64Extra),
+        ("index.msgpack", &index, Sizes::Plain),
+    ]);
+    let whole = frame_times(&zip);
+    assert_eq!(whole, (1..=8).map(|i| Some(1000 * i)).collect::<Vec<_>>());
+    // Index bytes: a 5-byte array header, then entries of equal size.
+    let entry = (index.len() - 5) / 8;
+    let cut = starts[1] as usize + 5 + 3 * entry + entry / 2;
+    let times = frame_times(&zip[..cut]);
+    assert_eq!(
+        times,
+        [
+            Some(1000),
+            Some(2000),
+            Some(3000),
+            None,
+            None,
+            None,
+            None,
+            None
+        ]
+    );
+    // The index lost entirely (cut at its local header): every time is unknown.
+    let cut = starts[1] as usize - 10;
+    assert_eq!(frame_times(&zip[..cut]), [None; 8]);
+    // ZipEvents says which times it knows; the timestamp it gives then is the last known.
+    let mut events = ZipEvents::open(
+        std::io::Cursor::new(&zip[..starts[1] as usize + 5 + 2 * entry]),
+        &Default::default(),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    while let Some(e) = events.next_event().unwrap() {
+        seen.push((e.timestamp, events.time_known()));
+    }
+    assert_eq!(seen[..3], [(1000, true), (2000, true), (2000, false)]);
+    assert!(seen[2..].iter().all(|&s| s == (2000, false)), "{seen:?}");
+}
+
 #[test]
 fn a_zip_cut_inside_its_first_header_is_an_error_naming_the_offset() {
     let (msgs, spans) = messages(2, 3);
