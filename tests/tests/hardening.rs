@@ -941,6 +941,13 @@ fn nanover_zip_validates_and_converts_to_traj_state_and_zip() {
             &head[..8]
         );
         assert!(work.path().join("copy.state").exists());
+        // The note says what was done (not "record for record": the zip has messages).
+        let said = stderr(&o);
+        assert!(
+            said.contains("message by message, as a .traj and .state")
+                && said.contains("copy.state"),
+            "{said}"
+        );
         let o = recfmt(&["validate", "--json", s(&traj)]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert_eq!(json_of(&o)["rows"], rows);

@@ -89,10 +89,18 @@ fn keep(e: Error) -> recfmt_core::Error {
 
 /// Every complete packet, up to a torn one. A log that ends inside a frame (without its
 /// FrameEnd packet) is cut before that frame's end too, and the integrity says so.
-fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Integrity> {
-    copy_packets(source, target)
+fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
+    let integrity = copy_packets(source, target)
         .map_err(recfmt_core::Error::from)
-        .in_file(source)
+        .in_file(source)?;
+    Ok(recfmt_core::Copied {
+        summary: format!(
+            "copied {} to {} packet for packet",
+            source.display(),
+            target.display()
+        ),
+        integrity,
+    })
 }
 
 fn copy_packets(source: &Path, target: &Path) -> Result<Integrity, Error> {

@@ -50,7 +50,7 @@ pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
 pub use memory::MemoryRecording;
 pub use plugin::{
-    AgainstFn, Compatibility, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
+    AgainstFn, Compatibility, Copied, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
     OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,
     TableColumn, TableReader, Validator, Written,
 };

@@ -191,9 +191,19 @@ impl FormatOptions {
 }
 
 /// Copies a recording into the same format through its faithful low-level reader and writer
-/// (every record, unknown ones kept); the [`Integrity`] says what a damaged source lost. The
-/// target appears only when complete.
-pub type CopyFn = fn(source: &Path, target: &Path, options: &ReadOptions) -> Result<Integrity>;
+/// (every record, unknown ones kept). The target appears only when complete.
+pub type CopyFn = fn(source: &Path, target: &Path, options: &ReadOptions) -> Result<Copied>;
+
+/// What a faithful copy did.
+#[derive(Debug, Clone, Default)]
+pub struct Copied {
+    /// How it copied, for people, e.g. `"copied run.log to out.log packet for packet"`: the
+    /// format knows whether that was byte for byte, record for record or (a `.nanover.zip`
+    /// into `.traj` + `.state`) message by message.
+    pub summary: String,
+    /// What a damaged source lost.
+    pub integrity: Integrity,
+}
 
 /// Writes every valid record of a damaged recording into a new file.
 pub type RecoverFn = fn(source: &Path, target: &Path, options: &ReadOptions) -> Result<Recovered>;

@@ -16,7 +16,7 @@ pub(crate) fn copy(
     source: &Path,
     target: &Path,
     _: &ReadOptions,
-) -> recfmt_core::Result<Integrity> {
+) -> recfmt_core::Result<recfmt_core::Copied> {
     let (tape, cut) = crate::normal::NormalTape::open_lenient(source).in_file(source)?;
     let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
     let out = tape.write_gzip(out).in_file(target)?;
@@ -30,7 +30,14 @@ pub(crate) fn copy(
             source.display()
         ));
     }
-    Ok(integrity)
+    Ok(recfmt_core::Copied {
+        summary: format!(
+            "copied {} to {}: the same decompressed content, gzip again",
+            source.display(),
+            target.display()
+        ),
+        integrity,
+    })
 }
 
 /// Writes the flight tracks of a recording as KML or GPX. Times are absolute when the

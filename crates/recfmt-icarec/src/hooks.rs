@@ -13,9 +13,20 @@ use crate::{Error, IcarecDir, METADATA_FILE, OpenOptions, SCHEMA_FILE, Schema, s
 
 type CoreResult<T> = recfmt_core::Result<T>;
 
-pub(crate) fn copy(source: &Path, target: &Path, _: &ReadOptions) -> CoreResult<Integrity> {
+pub(crate) fn copy(
+    source: &Path,
+    target: &Path,
+    _: &ReadOptions,
+) -> CoreResult<recfmt_core::Copied> {
     crate::copy_recording(source, target, &OpenOptions::default()).in_file(source)?;
-    Ok(Integrity::default())
+    Ok(recfmt_core::Copied {
+        summary: format!(
+            "copied {} to {} frame for frame",
+            source.display(),
+            target.display()
+        ),
+        integrity: Integrity::default(),
+    })
 }
 
 /// Every signal's value at the last frame at or before `t` (verified when strict).

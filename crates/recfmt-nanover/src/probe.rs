@@ -68,8 +68,26 @@ static OPTIONS: [FormatOption; 1] = [FormatOption {
 
 /// A faithful copy of a `.traj`/`.state`; a `.nanover.zip` becomes a `.traj` + `.state`.
 /// What reading lost is returned, so a damaged source is reported.
-fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Integrity> {
-    Ok(crate::copy_recording(source, target)?.integrity())
+fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
+    let copied = crate::copy_recording(source, target)?;
+    let how = if crate::recording::is_nanover_zip(source) {
+        "message by message, as a .traj and .state"
+    } else {
+        "record for record"
+    };
+    let targets: Vec<String> = copied
+        .files
+        .iter()
+        .map(|f| f.target.display().to_string())
+        .collect();
+    Ok(recfmt_core::Copied {
+        summary: format!(
+            "copied {} to {} {how}",
+            source.display(),
+            targets.join(" and ")
+        ),
+        integrity: copied.integrity(),
+    })
 }
 
 /// NanoVer's own record checker: defects are problems, the rest notes. A `.nanover.zip`

@@ -79,12 +79,15 @@ fn open_with_layouts(
     open(path, &options)
 }
 
-fn copy(
-    source: &Path,
-    target: &Path,
-    _: &ReadOptions,
-) -> recfmt_core::Result<recfmt_core::Integrity> {
+fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
     use recfmt_core::ResultExt;
     crate::copy_session(source, target).in_file(source)?;
-    Ok(recfmt_core::Integrity::default())
+    Ok(recfmt_core::Copied {
+        summary: format!(
+            "copied {} to {} record for record",
+            source.display(),
+            target.display()
+        ),
+        integrity: recfmt_core::Integrity::default(),
+    })
 }

@@ -592,12 +592,8 @@ fn to_recording(
     {
         let read = options.open.read_options_for(registry, format)?;
         let copied = copy(input, output, &read)?;
-        notes.push(format!(
-            "copied {} to {} record for record",
-            input.display(),
-            output.display()
-        ));
-        return Ok(report(input, output, notes, &copied));
+        notes.push(copied.summary);
+        return Ok(report(input, output, notes, &copied.integrity));
     }
     let create = format.create.ok_or_else(|| {
         Error::Invalid(format!(

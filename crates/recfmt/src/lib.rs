@@ -163,7 +163,7 @@ pub fn copy_faithfully(
     target: &std::path::Path,
 ) -> recfmt_core::Result<Option<recfmt_core::Integrity>> {
     match default_registry().by_id(format).and_then(|f| f.copy) {
-        Some(copy) => copy(source, target, &Default::default()).map(Some),
+        Some(copy) => copy(source, target, &Default::default()).map(|c| Some(c.integrity)),
         None => Ok(None),
     }
 }
