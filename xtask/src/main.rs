@@ -149,6 +149,19 @@ fn sweep(args: &[String]) -> Result<()> {
         .env("RECFMT_SWEEP_CUTS", "4000"))
 }
 
+/// `python -m pip install`, quietly: add what to install.
+fn pip_install(python: &Path) -> Command {
+    let mut pip = Command::new(python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    pip
+}
+
 /// Makes a virtualenv with the interop packages under `target/pyenv`; returns its python.
 fn python_env() -> Result<PathBuf> {
     let venv = project_root().join("target/pyenv");
@@ -163,15 +176,7 @@ fn python_env() -> Result<PathBuf> {
             .is_ok_and(|s| s.success())
     });
     if missing {
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(PY_PACKAGES.iter().map(|(_, requirement)| requirement)))?;
+        run(pip_install(&python).args(PY_PACKAGES.iter().map(|(_, requirement)| requirement)))?;
     }
     Ok(python)
 }
@@ -228,16 +233,8 @@ fn python_package(python: &Path) -> Result<()> {
         .into_iter()
         .find(|f| f.extension().is_some_and(|e| e == "whl"))
         .context("maturin built no wheel")?;
-    run(Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--force-reinstall",
-        ])
+    run(pip_install(python)
+        .args(["--no-deps", "--force-reinstall"])
         .arg(wheels.join(wheel)))?;
     // The tests must import the installed wheel, not the source folder.
     run(Command::new(python)
