@@ -255,6 +255,21 @@ fn table_schema(header: &Header, desc: &StreamDesc, extra: &Metadata) -> SchemaR
 /// A time bound from Python: seconds on the recording's axis, or text such as `"+12.5s"` or an
 /// RFC 3339 instant.
 fn time_bound(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeBound>> {
+    match time_arg(value)? {
+        None => Ok(None),
+        Some(TimeArg::Seconds(seconds)) => Ok(Some(TimeBound::Absolute(seconds))),
+        Some(TimeArg::Text(text)) => TimeBound::parse(&text).map(Some).map_err(to_py),
+    }
+}
+
+/// A time argument from Python: finite seconds or a text the command line's syntax reads.
+enum TimeArg {
+    Seconds(f64),
+    Text(String),
+}
+
+/// `None` (or Python `None`), finite seconds, or text; NaN and infinities are refused.
+fn time_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeArg>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
@@ -262,10 +277,9 @@ fn time_bound(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeBound>> {
         if !seconds.is_finite() {
             return Err(PyValueError::new_err(format!("bad time {seconds}")));
         }
-        return Ok(Some(TimeBound::Absolute(seconds)));
+        return Ok(Some(TimeArg::Seconds(seconds)));
     }
-    let text: String = value.extract()?;
-    TimeBound::parse(&text).map(Some).map_err(to_py)
+    Ok(Some(TimeArg::Text(value.extract()?)))
 }
 
 /// One stream of one recording being read batch by batch.
@@ -851,16 +865,10 @@ impl Drop for ReplacePolicy {
 /// A time bound from Python as `convert --start` takes it: seconds become `"<s>s"`, text is
 /// passed on.
 fn time_text(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(None);
-    };
-    if let Ok(seconds) = value.extract::<f64>() {
-        if !seconds.is_finite() {
-            return Err(PyValueError::new_err(format!("bad time {seconds}")));
-        }
-        return Ok(Some(format!("{seconds}s")));
-    }
-    Ok(Some(value.extract::<String>()?))
+    Ok(time_arg(value)?.map(|arg| match arg {
+        TimeArg::Seconds(seconds) => format!("{seconds}s"),
+        TimeArg::Text(text) => text,
+    }))
 }
 
 /// Format options from Python: a mapping `{"carla.build": "0.9.10"}` or `"key=value"` texts,
