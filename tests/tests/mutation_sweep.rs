@@ -19,7 +19,9 @@
 //! `RECFMT_SWEEP_CUTS`, a budget per format, bytes;
 //! larger ones at every byte of the first quarter of the budget, at most 512, and a stride
 //! after): the rows read are
-//! exactly a prefix of the complete read's rows, never fewer for a longer cut, and the loss is
+//! exactly a prefix of the complete read's rows (for Normal FlightGear tapes, read oldest
+//! container first though the file holds the newest first, an ordered subsequence: see
+//! [`CutRows`]), never fewer for a longer cut, and the loss is
 //! reported (exit 3, or 1 when the cut leaves no readable recording) whenever the format can
 //! know it. Where a cut reports `truncated_at = T`, the cut at `T` reads the same rows
 //! (everything complete before the tear was read). What a format cannot know:
@@ -102,6 +104,21 @@ struct Input {
     /// `.nanover.zip` cut before its index: messages found by decoding `messages.msgpack`
     /// carry no time); a time that is there must be the complete read's.
     time_signals: &'static [&'static str],
+    /// How a cut's rows relate to the complete read's (see [`CutRows`]).
+    cut_rows: CutRows,
+}
+
+/// How the rows of a cut relate to those of the complete read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CutRows {
+    /// A prefix, per stream: rows are served in file order.
+    Prefix,
+    /// An ordered subsequence, per stream: rows are served in time order, which is not the
+    /// file order. A Normal FlightGear tape holds its short-, medium- and long-term
+    /// containers in that order in the file and is read oldest first (long-term first), so
+    /// a cut keeps a prefix of each container it reaches and the rows read are the complete
+    /// read's with the tail of some containers left out.
+    Subsequence,
 }
 
 impl Input {
@@ -160,6 +177,7 @@ fn folder_input(format: &'static str, dir: &Path, targets: &[&str]) -> Result<In
         silent: Silent::Never,
         whole_file_signals: &[],
         time_signals: &[],
+        cut_rows: CutRows::Prefix,
     })
 }
 
@@ -188,6 +206,7 @@ fn file_input(
             &[]
         },
         time_signals: if format == "nanover" { &["t_us"] } else { &[] },
+        cut_rows: CutRows::Prefix,
     }
 }
 
@@ -322,14 +341,17 @@ fn inputs(scratch: &Path, full: bool) -> Result<Vec<Input>> {
         let name = file_name(&path);
         let gz = std::fs::read(&path)?;
         let tape = recfmt::fgtape::normal::NormalTape::read(&gz[..])?;
-        out.push(file_input(
-            "fgtape",
-            &name.replace(".fgtape", "-plain.fgtape"),
-            tape.to_decompressed_bytes()?,
-            Vec::new(),
-            Silent::Never,
-        ));
-        out.push(file_input("fgtape", &name, gz, Vec::new(), Silent::Never));
+        for (name, bytes) in [
+            (
+                name.replace(".fgtape", "-plain.fgtape"),
+                tape.to_decompressed_bytes()?,
+            ),
+            (name.clone(), gz),
+        ] {
+            let mut input = file_input("fgtape", &name, bytes, Vec::new(), Silent::Never);
+            input.cut_rows = CutRows::Subsequence;
+            out.push(input);
+        }
         for compressed in [false, true] {
             let continuous = scratch.join(name.replace(
                 "-normal",
@@ -732,7 +754,13 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// name, because formats that find their columns in the data (NanoVer) have fewer in a cut:
 /// a column the cut does not have must be null in the complete read's row. Signals in `loose`
 /// are not compared; those in `unknown_ok` may be null (unknown) in a cut.
-fn not_a_prefix(got: &Read, full: &Read, loose: &[&str], unknown_ok: &[&str]) -> Option<String> {
+fn not_a_prefix(
+    got: &Read,
+    full: &Read,
+    loose: &[&str],
+    unknown_ok: &[&str],
+    cut_rows: CutRows,
+) -> Option<String> {
     let mut by_stream: BTreeMap<usize, Vec<&Vec<Value>>> = BTreeMap::new();
     for (stream, values) in &full.rows {
         by_stream.entry(*stream).or_default().push(values);
@@ -782,36 +810,63 @@ fn not_a_prefix(got: &Read, full: &Read, loose: &[&str], unknown_ok: &[&str]) ->
             return Some(format!("stream {name:?} is not in the complete read"));
         };
         let name = m.name;
+        // The first difference between this row and `expected`, if any.
+        let differs = |k: usize, expected: &[Value]| -> Option<String> {
+            for (slot, value) in values.iter().enumerate() {
+                let at = m.columns.get(slot).copied().flatten();
+                let same = at.is_some_and(|at| {
+                    m.loose[slot]
+                        || (m.unknown_ok[slot] && *value == Value::Null)
+                        || same_value(value, &expected[at])
+                });
+                if !same {
+                    let signal = &got.schema[*stream].1.get(slot);
+                    return Some(format!(
+                        "stream {name:?} row {k} signal {signal:?}: read {}, expected {}",
+                        short(format!("{value:?}")),
+                        short(format!("{:?}", at.map(|at| &expected[at])))
+                    ));
+                }
+            }
+            m.missing
+                .iter()
+                .find(|&&at| expected[at] != Value::Null)
+                .map(|&at| {
+                    format!(
+                        "stream {name:?} row {k}: signal {:?} is missing, expected {}",
+                        full.schema[m.full_stream].1[at],
+                        short(format!("{:?}", expected[at]))
+                    )
+                })
+        };
         let k = seen.entry(m.full_stream).or_default();
-        let Some(expected) = by_stream.get(&m.full_stream).and_then(|rows| rows.get(*k)) else {
+        let rows = by_stream.get(&m.full_stream).map_or(&[][..], Vec::as_slice);
+        let Some(expected) = rows.get(*k) else {
             return Some(format!(
                 "stream {name:?} has more rows than the complete read"
             ));
         };
-        for (slot, value) in values.iter().enumerate() {
-            let at = m.columns.get(slot).copied().flatten();
-            let same = at.is_some_and(|at| {
-                m.loose[slot]
-                    || (m.unknown_ok[slot] && *value == Value::Null)
-                    || same_value(value, &expected[at])
-            });
-            if !same {
-                let signal = &got.schema[*stream].1.get(slot);
-                return Some(format!(
-                    "stream {name:?} row {k} signal {signal:?}: read {}, expected {}",
-                    short(format!("{value:?}")),
-                    short(format!("{:?}", at.map(|at| &expected[at])))
-                ));
+        match cut_rows {
+            CutRows::Prefix => {
+                if let Some(diff) = differs(*k, expected) {
+                    return Some(diff);
+                }
+                *k += 1;
+            }
+            CutRows::Subsequence => {
+                // The earliest match is the right one: a later row can only match later.
+                let first = *k;
+                let Some(found) = (first..rows.len()).find(|&j| differs(j, rows[j]).is_none())
+                else {
+                    return Some(format!(
+                        "stream {name:?}: a row read is not among the complete read's rows \
+                         from row {first} on (there: {})",
+                        differs(first, expected).unwrap_or_default()
+                    ));
+                };
+                *k = found + 1;
             }
         }
-        if let Some(&at) = m.missing.iter().find(|&&at| expected[at] != Value::Null) {
-            return Some(format!(
-                "stream {name:?} row {k}: signal {:?} is missing, expected {}",
-                full.schema[m.full_stream].1[at],
-                short(format!("{:?}", expected[at]))
-            ));
-        }
-        *k += 1;
     }
     None
 }
@@ -897,8 +952,13 @@ fn sweep_cuts(
             continue; // exit 1: nothing readable left (checked to be 0/1/3 already)
         };
         let n = got.rows.len();
-        if let Some(diff) = not_a_prefix(&got, &full, input.whole_file_signals, input.time_signals)
-        {
+        if let Some(diff) = not_a_prefix(
+            &got,
+            &full,
+            input.whole_file_signals,
+            input.time_signals,
+            input.cut_rows,
+        ) {
             failures.add(format!(
                 "{label}: the {n} rows are not a prefix of the complete read's {} ({diff})",
                 full.rows.len()
