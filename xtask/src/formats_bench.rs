@@ -270,7 +270,8 @@ fn check_info(recfmt: &Path, input: &Input) -> Result<()> {
     let output = cmd.output().with_context(|| format!("starting {cmd:?}"))?;
     if !output.status.success() {
         bail!(
-            "{cmd:?} failed with {}: the generated {} input does not read back",
+            "{cmd:?} failed with {}: the generated {} input does not read back (delete its \
+             folder to generate it again)",
             output.status,
             input.format
         );
@@ -284,7 +285,8 @@ fn check_info(recfmt: &Path, input: &Input) -> Result<()> {
     let rows = info["rows"].as_u64().unwrap_or(0);
     if !complete || rows == 0 {
         bail!(
-            "recfmt info on the generated {} input {}: {rows} rows, integrity {integrity}",
+            "recfmt info on the generated {} input {}: {rows} rows, integrity {integrity} \
+             (delete the folder to generate it again)",
             input.format,
             input.path.display()
         );
