@@ -21,7 +21,7 @@ use crate::session::ensure_session;
 use crate::{cargo, project_root, python_env, run};
 
 /// Runs of every measurement; the best one counts.
-const RUNS: usize = 3;
+pub(crate) const RUNS: usize = 3;
 
 /// Default input size in MB (10^6 bytes), about the 382 MB session.
 const DEFAULT_MB: u64 = 400;
@@ -268,7 +268,7 @@ fn link_twin(session: &Path, twin: &Path) -> Result<()> {
 /// Best wall time of [`RUNS`] runs of the commands `make(dir)` returns, run one after the other
 /// with `dir` a fresh, empty folder under `out` that is deleted after the run. With `keep`, the
 /// last run's folder is kept as `out/<label>-kept`.
-fn best_of(
+pub(crate) fn best_of(
     name: &str,
     out: &Path,
     label: &str,
@@ -298,7 +298,7 @@ fn best_of(
 }
 
 /// Runs a command with its output discarded (shown only when it fails).
-fn quiet(cmd: &mut Command) -> Result<()> {
+pub(crate) fn quiet(cmd: &mut Command) -> Result<()> {
     let output = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -316,14 +316,14 @@ fn quiet(cmd: &mut Command) -> Result<()> {
 }
 
 /// The 1-minute load average from `/proc/loadavg`, or `?`.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(str::to_string))
         .unwrap_or_else(|| "?".into())
 }
 
-fn git(args: &[&str]) -> Option<String> {
+pub(crate) fn git(args: &[&str]) -> Option<String> {
     let output = Command::new("git").args(args).output().ok()?;
     output
         .status

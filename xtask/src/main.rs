@@ -6,13 +6,16 @@
 //! * `fuzz [--secs N] [--target NAME] [--dev] [--jobs N]`: build the cargo-fuzz targets under
 //!   `fuzz/` and run each (see `docs/RELIABILITY.md`).
 //! * `bench [ARGS]`: the criterion benchmarks, the conversion and plot benchmarks, the Python
-//!   package against the Rust batch read, then recfmt against the Python writers;
+//!   package against the Rust batch read, recfmt against the Python writers, then every
+//!   format's full read against `cat` and conversion to Parquet;
 //!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
-//!   `bench python [--mb N] [--gib G]` or `bench compare [--mb N]` runs one of them.
+//!   `bench python [--mb N] [--gib G]`, `bench compare [--mb N]` or
+//!   `bench formats [--mb N] [--format NAME]` runs one of them.
 //! * `sweep [--mutants N]`: the mutation sweep of every sample and fixture in release, with
 //!   10,000 mutants per format (the test suite runs fewer).
 
 mod compare;
+mod formats_bench;
 mod fuzz;
 mod plot_bench;
 mod python_bench;
@@ -47,9 +50,10 @@ const TASKS: &[(&str, &str)] = &[
          converted to Parquet and HDF5 with peak memory measured, a 1 GiB one plotted with \
          peak memory measured, the Python package's reads against the Rust batch read (and \
          its batches() peak memory on 10 GiB), then recfmt against pyarrow and h5py on a \
-         400 MB session; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
-         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]` or `bench compare [--mb N]` \
-         runs one part",
+         400 MB session, then per format (1 GB inputs) the full read against cat and the \
+         conversion to Parquet; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
+         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N]` \
+         or `bench formats [--mb N] [--format NAME]` runs one part",
     ),
     (
         "sweep",
@@ -84,6 +88,7 @@ fn main() -> Result<()> {
             Some("criterion") => bench_criterion(&args[2..]),
             Some("convert") => bench_convert(&args[2..]),
             Some("compare") => compare::bench_compare(&args[2..]),
+            Some("formats") => formats_bench::bench_formats(&args[2..]),
             Some("plot") => plot_bench::bench_plot(&args[2..]),
             Some("python") => python_bench::bench_python(&args[2..]),
             _ => {
@@ -91,7 +96,8 @@ fn main() -> Result<()> {
                 bench_convert(&[])?;
                 plot_bench::bench_plot(&[])?;
                 python_bench::bench_python(&[])?;
-                compare::bench_compare(&[])
+                compare::bench_compare(&[])?;
+                formats_bench::bench_formats(&[])
             }
         },
         Some("sweep") => sweep(&args[1..]),

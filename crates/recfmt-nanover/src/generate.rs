@@ -5,6 +5,9 @@
 //! `forces.user.sparse` stored as an index array (the Python websocket recorder's quirk), a
 //! frame with a `Value` of every kind, and state updates with removals and one timestamp
 //! shared with a frame.
+//!
+//! [`write_bench_traj`] streams a large trajectory of many particles for benchmarks
+//! (`cargo xtask bench formats`).
 
 use std::io::Write;
 
@@ -224,6 +227,48 @@ pub fn write_state<W: Write>(out: W, updates: &[(u128, StateUpdate)]) -> Result<
     w.finish()
 }
 
+/// Microseconds between the frames of [`write_bench_traj`] (a 100 Hz simulation).
+pub const BENCH_FRAME_US: u128 = 10_000;
+
+/// Writes a large `.traj` (version 2) for benchmarks, streaming into `out`: the topology frame
+/// of `particles` particles (at least 2) that [`small_recording`] starts with, then step frames
+/// (`frame_index` 1, 2, …, [`BENCH_FRAME_US`] apart) carrying `particle.positions` and
+/// `particle.velocities` (3 floats per particle each) and three energy/time values, until at
+/// least `min_bytes` are written. Only one frame is held in memory. Returns `out` and the
+/// number of frames written.
+///
+/// ```
+/// use recfmt_core::{FrameBuf, ReadOptions, RecordingReader};
+/// let (traj, frames) = recfmt_nanover::generate::write_bench_traj(Vec::new(), 10, 4_000)?;
+/// assert!(traj.len() >= 4_000);
+/// let mut rec = recfmt_nanover::NanoverRecording::from_bytes(Some(&traj), None, &ReadOptions::default())?;
+/// let mut row = FrameBuf::default();
+/// let mut rows = 0;
+/// while rec.read_frame(&mut row)? {
+///     rows += 1;
+/// }
+/// assert_eq!(rows, frames);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_bench_traj<W: Write>(out: W, particles: usize, min_bytes: u64) -> Result<(W, u64)> {
+    let particles = particles.max(2);
+    let mut w = Writer::new(out, FileKind::Trajectory, Version::V2)?;
+    w.write_frame(
+        BENCH_FRAME_US,
+        &GetFrameResponse::new(0, topology(particles, 0.0, false)),
+    )?;
+    let mut frames = 1u64;
+    while w.position() < min_bytes {
+        let index = u32::try_from(frames).unwrap_or(u32::MAX);
+        w.write_frame(
+            BENCH_FRAME_US * (u128::from(frames) + 1),
+            &GetFrameResponse::new(index, step(particles, frames as usize)),
+        )?;
+        frames += 1;
+    }
+    Ok((w.finish()?, frames))
+}
+
 /// The small recording as the bytes of a `.traj` and a `.state`.
 ///
 /// ```
@@ -238,4 +283,41 @@ pub fn small_recording_bytes() -> Result<(Vec<u8>, Vec<u8>)> {
         write_traj(Vec::new(), &frames)?,
         write_state(Vec::new(), &states)?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NanoverRecording;
+    use recfmt_core::{FrameBuf, ReadOptions, RecordingReader, Value as Cell};
+
+    /// The bench trajectory reads back frame for frame, each step frame with the positions of
+    /// every particle, and nothing lost.
+    #[test]
+    fn bench_traj_reads_back() {
+        let (traj, frames) = write_bench_traj(Vec::new(), 50, 20_000).unwrap();
+        assert!(traj.len() >= 20_000);
+        assert!(frames > 2);
+        let mut rec =
+            NanoverRecording::from_bytes(Some(&traj), None, &ReadOptions::default()).unwrap();
+        let stream = &rec.schema().streams[0];
+        let positions = stream
+            .signals
+            .iter()
+            .position(|s| {
+                s.metadata.get(crate::META_KEY).map(String::as_str) == Some("particle.positions")
+            })
+            .unwrap();
+        let mut row = FrameBuf::default();
+        let mut rows = 0u64;
+        while rec.read_frame(&mut row).unwrap() {
+            match &row.values[positions] {
+                Cell::Array(values) => assert_eq!(values.len(), 150),
+                other => panic!("row {rows}: positions are {other:?}"),
+            }
+            rows += 1;
+        }
+        assert_eq!(rows, frames);
+        assert!(!rec.integrity().lost_data());
+    }
 }
