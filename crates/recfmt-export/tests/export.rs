@@ -13,47 +13,52 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use recfmt_core::{
-    ArrayValue, DType, FormatInfo, FrameBuf, Header, Integrity, Metadata, RecordingReader, Schema,
-    Shape, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
+    ArrayValue, DType, FormatInfo, FrameBuf, Header, Integrity, MemoryRecording, Metadata,
+    RecordingReader, Schema, Shape, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem,
+    Value,
 };
 use recfmt_export::{
     Error, ExportOptions, ParquetCompression, StreamBatcher, TableFormat, export_tables,
 };
 
-static INFO: FormatInfo = FormatInfo {
-    id: "memory",
-    name: "In-memory test recording",
-    extensions: &[],
-};
-
-/// A recording held in memory; optionally fails after `fail_after` rows.
+/// A [`MemoryRecording`] that can fail: after `fail_after` rows its next read is a
+/// malformed-input error, and the file names in `watch` are noted just before.
 struct Memory {
-    header: Header,
-    schema: Schema,
-    rows: Vec<FrameBuf>,
-    next: usize,
+    inner: MemoryRecording,
+    read: usize,
     fail_after: Option<usize>,
-    /// A directory whose file names are recorded just before failing.
     watch: Option<std::path::PathBuf>,
     seen: Vec<String>,
-    integrity: Integrity,
+}
+
+impl Memory {
+    fn new(schema: Schema, rows: Vec<FrameBuf>) -> Self {
+        Memory {
+            inner: MemoryRecording::new(header(), schema)
+                .with_rows(rows.into_iter().map(|r| (r.stream, r.values))),
+            read: 0,
+            fail_after: None,
+            watch: None,
+            seen: Vec::new(),
+        }
+    }
 }
 
 impl RecordingReader for Memory {
     fn format(&self) -> &'static FormatInfo {
-        &INFO
+        self.inner.format()
     }
     fn header(&self) -> &Header {
-        &self.header
+        self.inner.header()
     }
     fn schema(&self) -> &Schema {
-        &self.schema
+        self.inner.schema()
     }
     fn integrity(&self) -> &Integrity {
-        &self.integrity
+        self.inner.integrity()
     }
     fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
-        if self.fail_after == Some(self.next) {
+        if self.fail_after == Some(self.read) {
             if let Some(dir) = &self.watch {
                 self.seen = dir_names(dir);
             }
@@ -63,15 +68,14 @@ impl RecordingReader for Memory {
                 "a valid record",
             ));
         }
-        let Some(row) = self.rows.get(self.next) else {
-            return Ok(false);
-        };
-        dst.clone_from(row);
-        self.next += 1;
-        Ok(true)
+        let more = self.inner.read_frame(dst)?;
+        self.read += usize::from(more);
+        Ok(more)
     }
+    /// Rows read of all rows: the export's progress callback sees these.
     fn progress(&self) -> (u64, Option<u64>) {
-        (self.next as u64, Some(self.rows.len() as u64))
+        let total = self.read + self.inner.remaining();
+        (self.read as u64, Some(total as u64))
     }
 }
 
@@ -188,6 +192,12 @@ fn vehicle_rows() -> Vec<FrameBuf> {
 
 /// NAV and vehicle rows interleaved, plus a stream that never has rows.
 fn recording() -> Memory {
+    let (schema, rows) = recording_parts();
+    Memory::new(schema, rows)
+}
+
+/// The schema (NAV, vehicle_1 and an empty stream) and rows of [`recording`].
+fn recording_parts() -> (Schema, Vec<FrameBuf>) {
     let empty = StreamDesc::new(
         "EMPTY",
         SignalDesc::scalar("t", DType::U32),
@@ -200,18 +210,10 @@ fn recording() -> Memory {
         rows.push(a);
         rows.push(b);
     }
-    Memory {
-        header: header(),
-        schema: Schema {
-            streams: vec![nav_stream(), vehicle_stream(), empty],
-        },
-        rows,
-        next: 0,
-        fail_after: None,
-        watch: None,
-        seen: Vec::new(),
-        integrity: Integrity::default(),
-    }
+    let schema = Schema {
+        streams: vec![nav_stream(), vehicle_stream(), empty],
+    };
+    (schema, rows)
 }
 
 fn options(format: TableFormat) -> ExportOptions {
@@ -321,16 +323,7 @@ fn csv_floats_read_back_exactly() {
             values: vec![Value::UInt(i as u64), f32v(a), Value::Float(b)],
         })
         .collect();
-    let mut reader = Memory {
-        header: header(),
-        schema: Schema { streams: vec![s] },
-        rows,
-        next: 0,
-        fail_after: None,
-        watch: None,
-        seen: Vec::new(),
-        integrity: Integrity::default(),
-    };
+    let mut reader = Memory::new(Schema { streams: vec![s] }, rows);
     let dir = tempfile::tempdir().unwrap();
     export_tables(
         &mut reader,
@@ -510,9 +503,15 @@ fn every_compression_round_trips() {
 
 /// Five NAV rows.
 fn five_rows() -> Memory {
-    let mut r = recording();
-    r.schema.streams.truncate(1);
-    r.rows = (0..5u64)
+    let (schema, rows) = five_rows_parts();
+    Memory::new(schema, rows)
+}
+
+/// The schema (NAV alone) and rows of [`five_rows`], to change before reading.
+fn five_rows_parts() -> (Schema, Vec<FrameBuf>) {
+    let (mut schema, _) = recording_parts();
+    schema.streams.truncate(1);
+    let rows = (0..5u64)
         .map(|i| {
             nav_row(
                 i,
@@ -524,7 +523,7 @@ fn five_rows() -> Memory {
             )
         })
         .collect();
-    r
+    (schema, rows)
 }
 
 #[test]
@@ -630,8 +629,9 @@ fn a_failing_reader_leaves_no_files() {
 #[test]
 fn a_value_out_of_range_fails_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let mut reader = five_rows();
-    reader.rows[3].values[2] = Value::UInt(256);
+    let (schema, mut rows) = five_rows_parts();
+    rows[3].values[2] = Value::UInt(256);
+    let mut reader = Memory::new(schema, rows);
     let mut o = options(TableFormat::Parquet);
     o.batch_rows = 2;
     let err = export_tables(&mut reader, dir.path(), &o, &mut |_, _| {}).unwrap_err();
@@ -655,8 +655,9 @@ fn a_value_out_of_range_fails_cleanly() {
 #[test]
 fn rows_of_unknown_streams_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
-    let mut reader = five_rows();
-    reader.rows[1].stream = 9;
+    let (schema, mut rows) = five_rows_parts();
+    rows[1].stream = 9;
+    let mut reader = Memory::new(schema, rows);
     let err = export_tables(
         &mut reader,
         dir.path(),
