@@ -58,7 +58,7 @@ pub use probe::{
     CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier,
     check_input_kind,
 };
-pub use read::{Integrity, IntegrityStatus, ReadOptions, RecordingReader};
+pub use read::{Integrity, IntegrityStatus, ProgressUnit, ReadOptions, RecordingReader};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};
 pub use time::{
     MAX_ABSOLUTE_SECONDS, TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil,

@@ -96,6 +96,26 @@ impl Integrity {
     }
 }
 
+/// What [`RecordingReader::progress`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgressUnit {
+    /// Bytes of the input, read in file order: a position is a byte offset.
+    #[default]
+    Bytes,
+    /// Rows: for containers read dataset by dataset, not in file order (HDF5).
+    Rows,
+}
+
+impl ProgressUnit {
+    /// `"byte"` or `"row"`, to name a read position in a message ("before byte 1234").
+    pub fn name(self) -> &'static str {
+        match self {
+            ProgressUnit::Bytes => "byte",
+            ProgressUnit::Rows => "row",
+        }
+    }
+}
+
 /// Reads a recording as rows of streams.
 ///
 /// The schema is known once the reader is open; rows arrive in file order, interleaved across
@@ -111,9 +131,15 @@ pub trait RecordingReader: Send {
     fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool>;
     /// What has been lost so far; final once `read_frame` has returned `Ok(false)`.
     fn integrity(&self) -> &Integrity;
-    /// Bytes consumed and total bytes, for progress reporting.
+    /// Work done and in all, for progress reporting, in [`RecordingReader::progress_unit`]s
+    /// (bytes of the input for most formats).
     fn progress(&self) -> (u64, Option<u64>) {
         (0, None)
+    }
+    /// What [`RecordingReader::progress`] counts: bytes, unless the reader does not read its
+    /// input in file order.
+    fn progress_unit(&self) -> ProgressUnit {
+        ProgressUnit::Bytes
     }
     /// Positions the reader so that, for every stream, no row earlier than `seconds` is skipped
     /// and few rows before it are read (formats with a frame index seek; the rest return
@@ -154,6 +180,9 @@ impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
     }
     fn progress(&self) -> (u64, Option<u64>) {
         (**self).progress()
+    }
+    fn progress_unit(&self) -> ProgressUnit {
+        (**self).progress_unit()
     }
     fn seek_time(&mut self, seconds: f64) -> Result<bool> {
         (**self).seek_time(seconds)

@@ -98,7 +98,7 @@ pub fn raster_rows(reader: &mut dyn RecordingReader, step: f64) -> Result<u64> {
     let mut span: Option<(f64, f64)> = None;
     loop {
         let more = reader.read_batches(&mut batches)?;
-        let read_to = reader.progress().0;
+        let (read_to, unit) = (reader.progress().0, reader.progress_unit());
         for batch in batches.take_at_least(1) {
             let Some(desc) = schema.streams.get(batch.stream()) else {
                 continue;
@@ -109,9 +109,10 @@ pub fn raster_rows(reader: &mut dyn RecordingReader, step: f64) -> Result<u64> {
                 let Some(t) = t else { continue };
                 if !t.is_finite() {
                     return Err(Error::invalid(format!(
-                        "stream {} row {}: time {t} s cannot be placed on a raster (expected a finite time; the record lies before read position {read_to}: a byte offset, or a row in HDF5 inputs)",
+                        "stream {} row {}: time {t} s cannot be placed on a raster (expected a finite time; the record lies before {} {read_to} of the input)",
                         desc.name,
-                        first_row + i as u64
+                        first_row + i as u64,
+                        unit.name()
                     )));
                 }
                 span = Some(span.map_or((t, t), |(lo, hi)| (lo.min(t), hi.max(t))));
@@ -489,5 +490,9 @@ impl RecordingReader for MergedReader {
 
     fn progress(&self) -> (u64, Option<u64>) {
         self.cursors[0].reader.progress()
+    }
+
+    fn progress_unit(&self) -> recfmt_core::ProgressUnit {
+        self.cursors[0].reader.progress_unit()
     }
 }

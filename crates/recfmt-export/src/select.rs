@@ -428,7 +428,7 @@ impl<R: RecordingReader> SelectedReader<R> {
         }
         if let Some((system, reference)) = &self.absolute {
             let t = src.time_seconds(&self.inner.schema().streams[src.stream]);
-            let read_to = self.inner.progress().0;
+            let read_to = (self.inner.progress().0, self.inner.progress_unit());
             dst.values[desc.signals.len() - 1] =
                 absolute_ns(&desc.name, reference, *system, t, read_to)?;
         }
@@ -476,7 +476,7 @@ impl<R: RecordingReader> SelectedReader<R> {
             && let Some(signal) = desc.signals.last()
         {
             let mut column = ColumnBuf::new(signal, rows);
-            let read_to = self.inner.progress().0;
+            let read_to = (self.inner.progress().0, self.inner.progress_unit());
             for (r, t) in times.iter().enumerate() {
                 let ns = absolute_ns(&desc.name, reference, *system, *t, read_to)?;
                 column
@@ -632,18 +632,22 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
     fn progress(&self) -> (u64, Option<u64>) {
         self.inner.progress()
     }
+
+    fn progress_unit(&self) -> recfmt_core::ProgressUnit {
+        self.inner.progress_unit()
+    }
 }
 
 /// The absolute time column's value for recording time `t` (nanoseconds since 1970 in
 /// `system`). A row without a time has none; a NaN, infinite or absurd time is damaged input
 /// and an error, not a silent gap, naming where the reader had got to (`read_to`, its
-/// `progress()`: bytes for most formats, rows for HDF5; the bad record lies before it).
+/// `progress()` and what that counts; the bad record lies before it).
 fn absolute_ns(
     stream: &str,
     reference: &TimeReference,
     system: TimeSystem,
     t: Option<f64>,
-    read_to: u64,
+    read_to: (u64, recfmt_core::ProgressUnit),
 ) -> Result<Value> {
     let Some(t) = t else {
         return Ok(Value::Null);
@@ -654,7 +658,9 @@ fn absolute_ns(
         None => Err(Error::invalid(format!(
             "stream {stream:?}: time {t} s has no absolute {system} instant \
              (expected a finite time within {MAX_ABSOLUTE_SECONDS:e} s of the recording's epoch; \
-             the record lies before read position {read_to}: a byte offset, or a row in HDF5 inputs)"
+             the record lies before {} {} of the input)",
+            read_to.1.name(),
+            read_to.0
         ))),
     }
 }

@@ -1046,6 +1046,10 @@ impl RecordingReader for IcarusH5Recording {
     fn progress(&self) -> (u64, Option<u64>) {
         (self.next, Some(self.rows))
     }
+
+    fn progress_unit(&self) -> recfmt_core::ProgressUnit {
+        recfmt_core::ProgressUnit::Rows
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
