@@ -226,29 +226,22 @@ fn measure(recfmt: &Path, input: &Input, out: &Path) -> Result<Figures> {
         false,
         |_| vec![recfmt_cmd("validate")],
     )?;
-    let arrow = best_of(
-        &format!("{name}: recfmt convert --to arrow"),
-        out,
-        "arrow",
-        false,
-        |dir| {
-            let mut cmd = recfmt_cmd("convert");
-            cmd.args(["--to", "arrow", "-o"]).arg(dir);
-            vec![cmd]
-        },
-    )?;
+    let convert_to = |target: &str| {
+        best_of(
+            &format!("{name}: recfmt convert --to {target}"),
+            out,
+            target,
+            false,
+            |dir| {
+                let mut cmd = recfmt_cmd("convert");
+                cmd.args(["--to", target, "-o"]).arg(dir);
+                vec![cmd]
+            },
+        )
+    };
+    let arrow = convert_to("arrow")?;
     let cat = best_of(&format!("{name}: cat"), out, "cat", false, |_| vec![cat()])?;
-    let parquet = best_of(
-        &format!("{name}: recfmt convert --to parquet"),
-        out,
-        "parquet",
-        false,
-        |dir| {
-            let mut cmd = recfmt_cmd("convert");
-            cmd.args(["--to", "parquet", "-o"]).arg(dir);
-            vec![cmd]
-        },
-    )?;
+    let parquet = convert_to("parquet")?;
     Ok(Figures {
         validate,
         arrow,
