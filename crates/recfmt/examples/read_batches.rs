@@ -4,8 +4,13 @@
 //!
 //! ```text
 //! cargo run --release --example read_batches -- PATH [--layout FILE]... [--stream NAME]...
+//! cargo run --release --example read_batches -- PATH [--layout FILE]... --one-pass
 //! ```
 //! prints one JSON line: `{"seconds": S, "rows": {"<stream>": N, ...}}`.
+//!
+//! `--one-pass` reads every stream in a single pass instead, each record batch dropped once
+//! made (memory stays at one batch per stream): the full read of `cargo xtask bench formats`,
+//! every value decoded into Arrow and nothing written.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,8 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut path = None;
     let mut options = ReadOptions::default();
     let mut streams = Vec::new();
+    let mut one_pass = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--one-pass" => one_pass = true,
             "--layout" => options
                 .layouts
                 .push(args.next().ok_or("--layout FILE")?.into()),
@@ -32,6 +39,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let path = path.ok_or("usage: read_batches PATH [--layout FILE]... [--stream NAME]...")?;
     let registry = recfmt::default_registry();
+    if one_pass {
+        let started = Instant::now();
+        let mut reader = registry.open_path(&path, None, &options)?;
+        let rows = read_all(reader.as_mut())?;
+        let seconds = started.elapsed().as_secs_f64();
+        println!("{}", serde_json::json!({"seconds": seconds, "rows": rows}));
+        return Ok(());
+    }
     if streams.is_empty() {
         let reader = registry.open_path(&path, None, &options)?;
         streams = reader
@@ -52,6 +67,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds = started.elapsed().as_secs_f64();
     println!("{}", serde_json::json!({"seconds": seconds, "rows": rows}));
     Ok(())
+}
+
+/// Every stream in one pass, as record batches that are made and dropped: rows per stream.
+fn read_all(
+    reader: &mut dyn RecordingReader,
+) -> Result<serde_json::Map<String, serde_json::Value>, Box<dyn std::error::Error>> {
+    let schema = reader.schema().clone();
+    let arrow_schemas: Vec<_> = schema
+        .streams
+        .iter()
+        .map(|desc| Arc::new(recfmt::export::arrow_schema(reader.header(), desc)))
+        .collect();
+    let mut rows = vec![0usize; schema.streams.len()];
+    let mut batches = BatchSet::new(&schema, BATCH_ROWS);
+    loop {
+        let more = reader.read_batches(&mut batches)?;
+        for batch in batches.take_ready(more) {
+            let stream = batch.stream();
+            let arrow = recfmt::export::record_batch(&arrow_schemas[stream], batch)?;
+            rows[stream] += arrow.num_rows();
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(schema
+        .streams
+        .iter()
+        .zip(rows)
+        .map(|(desc, n)| (desc.name.clone(), n.into()))
+        .collect())
 }
 
 /// Every row of `stream` as record batches of [`BATCH_ROWS`] rows (the last one shorter).
