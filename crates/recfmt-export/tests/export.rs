@@ -711,3 +711,54 @@ fn parquet_output_is_reproducible() {
     };
     assert_eq!(export(), export());
 }
+
+/// The workers write each table's batches in order, whichever worker takes a stream's next
+/// burst: tiny batches of two streams give the same bytes as one batch per stream.
+#[test]
+fn csv_tables_from_many_small_batches_equal_one_batch() {
+    let (mut schema, _) = recording_parts();
+    schema.streams.truncate(2);
+    let rows: Vec<FrameBuf> = (0..3000u64)
+        .map(|i| {
+            let mut row = nav_row(
+                i,
+                f32v(i as f32 * 0.25),
+                i % 200,
+                Value::Bool(i % 3 == 0),
+                Value::Str(format!("row {i}, \"quoted\"")),
+                Value::Array(ArrayValue::F64(vec![i as f64 / 7.0; 3])),
+            );
+            if i % 5 == 0 {
+                // A row of the second stream now and then, so both tables are busy.
+                row = FrameBuf {
+                    stream: 1,
+                    values: vehicle_rows()[0].values.clone(),
+                };
+            }
+            row
+        })
+        .collect();
+    let export = |batch_rows: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = Memory::new(schema.clone(), rows.clone());
+        let mut o = options(TableFormat::Csv);
+        o.batch_rows = batch_rows;
+        export_tables(&mut reader, dir.path(), &o, &mut |_, _| {}).unwrap();
+        let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+        (read("NAV.csv"), read("vehicle_1.csv"))
+    };
+    let whole = export(100_000);
+    assert_eq!(
+        String::from_utf8_lossy(&whole.0).lines().count(),
+        1 + 2400,
+        "header and NAV rows"
+    );
+    for attempt in 0..5 {
+        let small = export(7);
+        assert!(small.0 == whole.0, "NAV.csv differs (attempt {attempt})");
+        assert!(
+            small.1 == whole.1,
+            "vehicle_1.csv differs (attempt {attempt})"
+        );
+    }
+}
