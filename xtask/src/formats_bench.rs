@@ -137,14 +137,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "recfmt",
-        "--example",
-        "read_batches",
-    ]))?;
+    let read_batches = crate::python_bench::build_read_batches()?;
     let recfmt = project_root().join("target/release/recfmt");
     let data = project_root().join("target/bench-data");
     std::fs::create_dir_all(&data)?;
@@ -162,7 +155,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
         check_info(&recfmt, &input)?;
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(&out)?;
-        let figures = measure(&recfmt, &input, &out)?;
+        let figures = measure(&recfmt, &read_batches, &input, &out)?;
         std::fs::remove_dir_all(&out)?;
         results.push((input, figures));
     }
@@ -215,7 +208,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
 }
 
 /// Times the full read, the every-value read, `cat` and the conversion to Parquet of `input`.
-fn measure(recfmt: &Path, input: &Input, out: &Path) -> Result<Figures> {
+fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Result<Figures> {
     let name = input.format;
     let recfmt_cmd = |command: &str| {
         let mut cmd = Command::new(recfmt);
@@ -242,7 +235,7 @@ fn measure(recfmt: &Path, input: &Input, out: &Path) -> Result<Figures> {
         "one-pass",
         false,
         |_| {
-            let mut cmd = Command::new(project_root().join("target/release/examples/read_batches"));
+            let mut cmd = Command::new(read_batches);
             cmd.args(&input.args).arg(&input.path).arg("--one-pass");
             vec![cmd]
         },

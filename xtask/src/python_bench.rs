@@ -36,14 +36,7 @@ pub fn bench_python(args: &[String]) -> Result<()> {
     }
     let root = project_root();
     let python = python_env()?;
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "recfmt",
-        "--example",
-        "read_batches",
-    ]))?;
+    let read_batches = build_read_batches()?;
     run(Command::new(&python)
         .args(["-m", "maturin", "develop", "--release"])
         .current_dir(root.join("python"))
@@ -59,7 +52,7 @@ pub fn bench_python(args: &[String]) -> Result<()> {
     let mut rust_rows = Value::Null;
     for _ in 0..RUNS {
         let (seconds, rows) = json_line(
-            Command::new(root.join("target/release/examples/read_batches"))
+            Command::new(&read_batches)
                 .arg(&session)
                 .arg("--layout")
                 .arg(&layout),
@@ -145,4 +138,18 @@ fn json_line(cmd: &mut Command) -> Result<(f64, Value)> {
         .as_f64()
         .context("no \"seconds\" in the JSON line")?;
     Ok((seconds, line["rows"].clone()))
+}
+
+/// Builds the release `read_batches` example (the documented batch read, `crates/recfmt/
+/// examples/read_batches.rs`) and returns its path.
+pub(crate) fn build_read_batches() -> Result<std::path::PathBuf> {
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "recfmt",
+        "--example",
+        "read_batches",
+    ]))?;
+    Ok(project_root().join("target/release/examples/read_batches"))
 }
