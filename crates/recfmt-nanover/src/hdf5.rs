@@ -1146,11 +1146,7 @@ pub fn write_hdf5(
             return Ok(s);
         }
         #[cfg(not(feature = "nanover-zip"))]
-        return Err(recfmt_core::Error::unsupported(
-            crate::FORMAT_ID,
-            ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
-        )
-        .in_file(input));
+        return Err(crate::recording::zip_unsupported(input));
     }
     let paths = RecordingPaths::resolve(input);
     if let Some(p) = &paths.traj {

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use recfmt_core::{
-    Findings, FormatDescriptor, FormatOption, Integrity, OptionKind, OutputSource, PROBE_LEN,
-    ReadOptions, RecordingReader, Recovered, Score, SpecialOutput, Tier, Validator, Written,
+    Findings, FormatDescriptor, FormatOption, OptionKind, OutputSource, PROBE_LEN, ReadOptions,
+    RecordingReader, Recovered, Score, SpecialOutput, Tier, Validator, Written,
 };
 
 use crate::header::{FORMAT_VERSION, FileKind, MAGIC, sniff_v1};
@@ -131,12 +131,7 @@ fn check_zip(path: &Path, read: &ReadOptions) -> recfmt_core::Result<Findings> {
 
 #[cfg(not(feature = "nanover-zip"))]
 fn check_zip(path: &Path, _: &ReadOptions) -> recfmt_core::Result<Findings> {
-    use recfmt_core::ResultExt;
-    Err(recfmt_core::Error::unsupported(
-        crate::FORMAT_ID,
-        ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
-    ))
-    .in_file(path)
+    Err(crate::recording::zip_unsupported(path))
 }
 
 fn recover(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Recovered> {
@@ -212,7 +207,7 @@ fn copy_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Res
                 input.display(),
                 output.display()
             )],
-            integrity: Some(Integrity::default()),
+            integrity: Some(recfmt_core::Integrity::default()),
         });
     }
     events.rewind();

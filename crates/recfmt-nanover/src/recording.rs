@@ -724,12 +724,19 @@ impl NanoverRecording<BufReader<File>> {
 
     #[cfg(not(feature = "nanover-zip"))]
     fn open_zip(path: &Path, _options: &ReadOptions) -> recfmt_core::Result<Self> {
-        Err(recfmt_core::Error::unsupported(
-            crate::FORMAT_ID,
-            ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
-        )
-        .in_file(path))
+        Err(zip_unsupported(path))
     }
+}
+
+/// The error for a `.nanover.zip` at `path` when this build leaves the `nanover-zip` feature
+/// out: every zip entry point (open, copy, check, HDF5) gives the same one.
+#[cfg(not(feature = "nanover-zip"))]
+pub(crate) fn zip_unsupported(path: &Path) -> recfmt_core::Error {
+    recfmt_core::Error::unsupported(
+        crate::FORMAT_ID,
+        ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
+    )
+    .in_file(path)
 }
 
 /// True when a path looks like a `.nanover.zip`: a `.zip` name, or a zip whose first entry is

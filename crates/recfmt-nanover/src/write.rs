@@ -810,11 +810,7 @@ fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary>
 
 #[cfg(not(feature = "nanover-zip"))]
 fn copy_zip_to_files(src: &Path, _dst: &Path) -> recfmt_core::Result<CopySummary> {
-    Err(recfmt_core::Error::unsupported(
-        crate::FORMAT_ID,
-        ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
-    )
-    .in_file(src))
+    Err(crate::recording::zip_unsupported(src))
 }
 
 /// Creates a [`NanoverWriter`] for the registry.
