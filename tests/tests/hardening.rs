@@ -843,6 +843,20 @@ fn nanover_zip_with_two_index_members_is_refused() {
         "{}",
         stderr(&run)
     );
+    // The error points at the second copy's central directory entry, not at byte 0.
+    let bytes = std::fs::read(&input).unwrap();
+    let second = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(i, w)| *w == b"PK\x01\x02" && bytes[i + 46..].starts_with(b"index.msgpack"))
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("two index.msgpack directory entries");
+    assert!(
+        stderr(&run).contains(&format!("at byte {second}:")),
+        "{}",
+        stderr(&run)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -173,7 +173,7 @@ fn to_state(m: &Mp) -> StateUpdate {
 /// The names in a zip's central directory, read from its end-of-central-directory record
 /// (zip64 too). Used to refuse archives that name a member twice: readers disagree on which
 /// copy wins, so such a file has no single meaning.
-fn central_directory_names<R: Read + Seek>(source: &mut R) -> std::io::Result<Vec<Vec<u8>>> {
+fn central_directory_names<R: Read + Seek>(source: &mut R) -> std::io::Result<Vec<(Vec<u8>, u64)>> {
     use std::io::SeekFrom;
     let invalid =
         |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
@@ -236,7 +236,7 @@ fn central_directory_names<R: Read + Seek>(source: &mut R) -> std::io::Result<Ve
         let name = cd
             .get(at + 46..at + 46 + name_len)
             .ok_or_else(|| invalid("a central directory entry name"))?;
-        names.push(name.to_vec());
+        names.push((name.to_vec(), cd_offset + at as u64));
         at += 46 + name_len + extra_len + comment_len;
     }
     source.seek(SeekFrom::Start(0))?;
@@ -660,7 +660,7 @@ impl<R: Read + Seek> ZipEvents<R> {
     pub fn open(mut source: R, limits: &Limits) -> Result<Self> {
         use std::io::SeekFrom;
         if let Ok(names) = central_directory_names(&mut source) {
-            refuse_duplicates(names.iter().map(Vec::as_slice))?;
+            refuse_duplicates(names.iter().map(|(name, at)| (name.as_slice(), *at)))?;
         }
         let len = source.seek(SeekFrom::End(0))?;
         let mut integrity = Integrity::default();
@@ -668,7 +668,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             Some([index, messages]) => (index, messages, false),
             None => {
                 let (members, stopped) = walk_local_headers(&mut source, len)?;
-                refuse_duplicates(members.iter().map(|m| m.name.as_slice()))?;
+                refuse_duplicates(members.iter().map(|m| (m.name.as_slice(), m.header)))?;
                 if members.is_empty() {
                     return Err(malformed(
                         stopped.as_ref().map_or(0, |s| s.0),
@@ -907,14 +907,17 @@ impl<R: Read + Seek> Iterator for ZipEvents<R> {
 }
 
 /// Refuses a zip that names `index.msgpack` or `messages.msgpack` twice: readers disagree on
-/// which copy wins, so such a file has no single meaning.
-fn refuse_duplicates<'a>(names: impl Iterator<Item = &'a [u8]> + Clone) -> Result<()> {
+/// which copy wins, so such a file has no single meaning. `names` gives each member's name
+/// and where its entry starts; the error points at the second copy.
+fn refuse_duplicates<'a>(names: impl Iterator<Item = (&'a [u8], u64)> + Clone) -> Result<()> {
     for member in [INDEX, MESSAGES] {
-        let copies = names.clone().filter(|n| *n == member.as_bytes()).count();
-        if copies > 1 {
+        let mut copies = names.clone().filter(|(n, _)| *n == member.as_bytes());
+        let second = copies.nth(1);
+        if let Some((_, at)) = second {
+            let count = 2 + copies.count();
             return Err(malformed(
-                0,
-                format!("one {member} member in the zip, found {copies}"),
+                at,
+                format!("one {member} member in the zip, found {count} (the second named here)"),
             ));
         }
     }
