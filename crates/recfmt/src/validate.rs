@@ -118,7 +118,38 @@ pub fn validate(
         reference_problems = against(reference, &read)?;
     }
     let mut reader = crate::open(registry, path, &options.open)?;
-    let stats = scan(reader.as_mut()).context_with(|| format!("reading {}", path.display()))?;
+    // The format's own checks (ICAREC: SHA-256 of every data file; NanoVer: its record
+    // checker) read the input a second time and do not depend on the scan, so they run on
+    // another thread beside it: validate takes the longer of the two, not their sum.
+    let check = match registry.by_id(reader.header().format) {
+        Some(format) => match format.validate {
+            Some(validator) => Some((
+                validator.check,
+                options.open.read_options_for(registry, format)?,
+            )),
+            None => None,
+        },
+        None => None,
+    };
+    let (stats, findings) = std::thread::scope(|scope| {
+        let findings = check.map(|(check, read)| {
+            let against = options.against.as_deref();
+            scope.spawn(move || check(path, against, &read))
+        });
+        let stats = scan(reader.as_mut()).context_with(|| format!("reading {}", path.display()));
+        let findings = findings.map(|handle| {
+            handle.join().unwrap_or_else(|_| {
+                Err(recfmt_core::Error::invalid(format!(
+                    "the format's own checks of {} stopped unexpectedly",
+                    path.display()
+                )))
+            })
+        });
+        (stats, findings)
+    });
+    // A failed read is reported before a failed check, as when they ran one after the other.
+    let stats = stats?;
+    let findings = findings.transpose()?;
     for (desc, s) in reader.schema().streams.iter().zip(&stats.streams) {
         if s.backwards > 0 {
             problems.push(format!(
@@ -130,12 +161,7 @@ pub fn validate(
     problems.extend(reference_problems);
     let mut notes = Vec::new();
     let mut compatibility = None;
-    let format = registry.by_id(reader.header().format);
-    if let Some(format) = format
-        && let Some(validator) = format.validate
-    {
-        let read = options.open.read_options_for(registry, format)?;
-        let findings = (validator.check)(path, options.against.as_deref(), &read)?;
+    if let Some(findings) = findings {
         problems.extend(findings.problems);
         notes.extend(findings.notes);
         compatibility = findings.compatibility;
