@@ -239,7 +239,7 @@ fn parquet_writer(
 ) -> Result<parquet::arrow::ArrowWriter<AtomicFile>, Error> {
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::file::metadata::KeyValue;
-    use parquet::file::properties::WriterProperties;
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
     let parquet_error = |e| Error::Parquet {
         path: path.to_path_buf(),
@@ -261,8 +261,12 @@ fn parquet_writer(
         .iter()
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect();
+    // Statistics per column chunk, as pyarrow writes by default, not per page: the page-level
+    // column index is held in memory for every row group until the footer is written, so it
+    // made peak memory grow with the input (138 MB at 1 GB, 176 MB at 10 GB of USVLOG).
     let mut props = WriterProperties::builder()
         .set_compression(compression)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_max_row_group_row_count(Some(options.batch_rows.max(1)))
         .set_key_value_metadata(Some(key_values));
     // Measured signals rarely repeat a float exactly, so a dictionary only costs time and
