@@ -976,7 +976,7 @@ impl<R: Read> NanoverRecording<R> {
         p.state_rows.clear();
         p.next_state = 0;
         if let Some(frame) = event.frame {
-            self.start_frame(&frame);
+            self.start_frame(frame);
         }
         if let Some(update) = event.state {
             self.start_state(&update);
@@ -993,8 +993,10 @@ impl<R: Read> NanoverRecording<R> {
         }
     }
 
-    fn start_frame(&mut self, msg: &GetFrameResponse) {
-        if msg.frame_index != 0 && self.view.counter_changes(msg) {
+    /// Applies a frame record to the aggregated view (moved in: its arrays are not copied)
+    /// and prepares its row.
+    fn start_frame(&mut self, msg: GetFrameResponse) {
+        if msg.frame_index != 0 && self.view.counter_changes(&msg) {
             self.lost_resets += 1;
             if self.lost_resets == 1 {
                 self.own.warn(format!(
@@ -1003,22 +1005,13 @@ impl<R: Read> NanoverRecording<R> {
                 ));
             }
         }
-        let reset = self.view.apply(msg);
-        if reset && self.frames_seen > 0 {
-            self.session = self.session.saturating_add(1);
-        }
-        self.frames_seen += 1;
-        if reset {
-            for c in &mut self.cols.arrays {
-                c.json = None;
-            }
-        }
+        // The delta keys are read before the record moves into the view.
         let mut delta = None;
+        let mut missing = Vec::new();
         if let Some(frame) = &msg.frame {
             let stream = self.frames_stream.map(|s| &self.schema.streams[s]);
             let name = |at: usize| stream.map_or("", |s| s.signals[at].name.as_str());
             let mut entries = Vec::with_capacity(frame.values.len() + frame.arrays.len());
-            let mut missing = Vec::new();
             for k in frame.values.keys() {
                 match self.cols.value_of.get(k) {
                     Some(&i) => entries.push(serde_json::Value::from(name(self.cols.values[i].at))),
@@ -1041,14 +1034,25 @@ impl<R: Read> NanoverRecording<R> {
                     None => missing.push(k.clone()),
                 }
             }
-            for k in missing {
-                self.undeclared(&k);
-            }
             delta = Some(serde_json::Value::Array(entries).to_string());
+        }
+        let frame_index = msg.frame_index;
+        let reset = self.view.apply_owned(msg);
+        if reset && self.frames_seen > 0 {
+            self.session = self.session.saturating_add(1);
+        }
+        self.frames_seen += 1;
+        if reset {
+            for c in &mut self.cols.arrays {
+                c.json = None;
+            }
+        }
+        for k in missing {
+            self.undeclared(&k);
         }
         let p = &mut self.pending;
         p.frame_row = self.frames_stream.is_some();
-        p.frame_index = msg.frame_index;
+        p.frame_index = frame_index;
         p.delta = delta;
     }
 
