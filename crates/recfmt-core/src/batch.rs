@@ -1541,7 +1541,8 @@ mod tests {
     fn slices_append_as_the_equivalent_values_do() {
         let mut direct = StreamBatch::new(0, &signals(), 8);
         let mut by_value = StreamBatch::new(0, &signals(), 8);
-        let rows: [(u64, Option<&[f32]>, Option<&[i16]>); 3] = [
+        type Row<'a> = (u64, Option<&'a [f32]>, Option<&'a [i16]>);
+        let rows: [Row; 3] = [
             (1, Some(&[0.5, 2.0]), Some(&[-1, 2, 3])),
             (2, None, None),
             (3, Some(&[1.0, -1.0]), Some(&[])),
