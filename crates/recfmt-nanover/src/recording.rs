@@ -1533,8 +1533,10 @@ impl<R: Read + Send> RecordingReader for NanoverRecording<R> {
         &self.merged
     }
 
-    /// Native: array columns are filled straight from the decoded protobuf arrays (see
-    /// [`NanoverRecording::push_frame_row`]); the rows, nulls and integrity report are those
+    /// Native, for `.traj`/`.state` and `.nanover.zip` alike: the float and index array
+    /// columns are filled straight from the decoded protobuf arrays of the aggregated frame,
+    /// one `extend_from_slice` per array, without the row path's `Value` per array per row
+    /// and its element-by-element conversion. The rows, nulls and integrity report are those
     /// of [`RecordingReader::read_frame`], and the two may be mixed. A set made for another
     /// schema goes through the row path, which reports the mismatch.
     fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
