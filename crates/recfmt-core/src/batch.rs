@@ -510,6 +510,79 @@ impl ColumnBuf {
         self.put(value, row, true)
     }
 
+    /// Checks that one more row of `elements` elements fits this batch: list elements for a
+    /// variable-shape column, bytes for a text or bytes column (both are addressed by `i32`
+    /// offsets, as Arrow's are). Fixed-shape numeric and skipped columns always fit.
+    ///
+    /// A reader that appends a row column by column with [`ColumnBuf::push_slice`] or
+    /// [`ColumnBuf::push_str`] checks every column first, so that a refused row leaves the
+    /// batch unchanged, as [`StreamBatch::push_values`] does. The message is the row path's.
+    pub fn room_for(&self, elements: usize) -> std::result::Result<(), String> {
+        if self.skipped {
+            return Ok(());
+        }
+        if let ColumnData::Str(t) | ColumnData::Bytes(t) = &self.data {
+            return t.check_room(elements);
+        }
+        match &self.shape {
+            RowShape::Fixed(_) => Ok(()),
+            RowShape::Variable(offsets) => {
+                let last = offsets.last().copied().unwrap_or(0);
+                i32::try_from(elements)
+                    .ok()
+                    .and_then(|n| last.checked_add(n))
+                    .map(|_| ())
+                    .ok_or_else(|| {
+                        format!(
+                            "more than {} list elements in one batch; use smaller batches",
+                            i32::MAX
+                        )
+                    })
+            }
+        }
+    }
+
+    /// Appends one valid row whose elements are `items`, already in the column's element
+    /// type: a list of any length for a variable shape (its offset is pushed), exactly the
+    /// shape's element count for a fixed shape (one for a scalar).
+    ///
+    /// This is one `extend_from_slice`, with no [`Value`] and no per-element conversion, for
+    /// readers whose decoded data already has the column's type (packed protobuf arrays, for
+    /// instance); it gives the same row [`ColumnBuf::push_value`] gives for the equivalent
+    /// array. A skipped column takes nothing. On error (another element type, a fixed shape
+    /// of another size, more list elements than the offsets can address) nothing is
+    /// appended. Call [`StreamBatch::commit_rows`] once every column of the row is pushed.
+    pub fn push_slice<T: NativeElement>(&mut self, items: &[T]) -> std::result::Result<(), String> {
+        if self.skipped {
+            return Ok(());
+        }
+        if let RowShape::Fixed(n) = self.shape
+            && n != items.len()
+        {
+            return Err(format!(
+                "an array of {} elements does not match the fixed shape of {n} elements",
+                items.len()
+            ));
+        }
+        self.room_for(items.len())?;
+        let Some(data) = T::elements_mut(&mut self.data) else {
+            return Err(format!(
+                "{} elements cannot be stored in a {} column",
+                T::DTYPE,
+                self.dtype
+            ));
+        };
+        data.extend_from_slice(items);
+        if let RowShape::Variable(offsets) = &mut self.shape {
+            let end = i32::try_from(data.len()).unwrap_or(i32::MAX);
+            offsets.push(end);
+        }
+        if !self.validity.is_empty() {
+            self.validity.push(true);
+        }
+        Ok(())
+    }
+
     /// Turns an `f32` column into an `f64` one (every `f32` is exactly an `f64`); other
     /// columns are left as they are.
     pub fn widen_to_f64(&mut self) {
@@ -684,6 +757,41 @@ impl ColumnBuf {
         })
     }
 }
+
+/// Element types a column holds natively, for readers that copy decoded slices straight into
+/// a column with [`ColumnBuf::push_slice`]: every numeric type and `bool`. Text and bytes go
+/// through [`ColumnBuf::push_str`] and [`ColumnBuf::push_bytes`]. Sealed: the set of column
+/// types is [`ColumnData`]'s.
+pub trait NativeElement: Copy + sealed::Sealed {
+    /// The column type that holds `Self`.
+    const DTYPE: DType;
+    /// The elements of `data` when it is a column of `Self`.
+    #[doc(hidden)]
+    fn elements_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! native_element {
+    ($($t:ty => $v:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl NativeElement for $t {
+            const DTYPE: DType = DType::$v;
+            fn elements_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+                match data {
+                    ColumnData::$v(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+native_element!(
+    bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
+    u32 => U32, u64 => U64, f32 => F32, f64 => F64
+);
 
 /// A value that does not fit its column: which signal, and why (the message names the value).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1427,6 +1535,60 @@ mod tests {
             t.push(9);
         }
         assert!(batch.check_consistent().is_err());
+    }
+
+    #[test]
+    fn slices_append_as_the_equivalent_values_do() {
+        let mut direct = StreamBatch::new(0, &signals(), 8);
+        let mut by_value = StreamBatch::new(0, &signals(), 8);
+        type Row<'a> = (u64, Option<&'a [f32]>, Option<&'a [i16]>);
+        let rows: [Row; 3] = [
+            (1, Some(&[0.5, 2.0]), Some(&[-1, 2, 3])),
+            (2, None, None),
+            (3, Some(&[1.0, -1.0]), Some(&[])),
+        ];
+        for (t, v, l) in rows {
+            let row = direct.rows();
+            let cols = direct.columns_mut();
+            cols[0].push_slice(&[t]).unwrap();
+            cols[1].push_value(&Value::Null, row).unwrap();
+            match v {
+                Some(v) => cols[2].push_slice(v).unwrap(),
+                None => cols[2].push_value(&Value::Null, row).unwrap(),
+            }
+            match l {
+                Some(l) => {
+                    cols[3].room_for(l.len()).unwrap();
+                    cols[3].push_slice(l).unwrap();
+                }
+                None => cols[3].push_value(&Value::Null, row).unwrap(),
+            }
+            cols[4].room_for(1).unwrap();
+            cols[4].push_str("x").unwrap();
+            direct.commit_rows(1);
+            let array = |a: Option<ArrayValue>| a.map_or(Value::Null, Value::Array);
+            by_value
+                .push_values(&[
+                    Value::UInt(t),
+                    Value::Null,
+                    array(v.map(|v| ArrayValue::F32(v.to_vec()))),
+                    array(l.map(|l| ArrayValue::Int(l.iter().map(|&x| x.into()).collect()))),
+                    Value::Str("x".into()),
+                ])
+                .unwrap();
+        }
+        direct.check_consistent().unwrap();
+        assert_eq!(direct, by_value);
+        // Refused: another element type, a fixed shape of another size; nothing appended.
+        let cols = direct.columns_mut();
+        assert!(cols[2].push_slice(&[1.0f64, 2.0]).is_err());
+        assert!(cols[2].push_slice(&[1.0f32]).is_err());
+        assert!(cols[0].push_slice(&[1u64, 2]).is_err());
+        assert_eq!(cols[2].data().len(), 6);
+        assert!(cols[3].room_for(usize::MAX).is_err());
+        assert!(cols[4].room_for(usize::MAX).is_err());
+        assert!(cols[2].room_for(usize::MAX).is_ok());
+        direct.check_consistent().unwrap();
     }
 
     #[test]

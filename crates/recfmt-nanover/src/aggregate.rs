@@ -79,6 +79,33 @@ impl FrameView {
 
     /// Applies one record; returns true when it reset the view.
     pub fn apply(&mut self, msg: &GetFrameResponse) -> bool {
+        let reset = self.begin(msg);
+        if let Some(frame) = &msg.frame {
+            for (k, v) in &frame.values {
+                self.values.insert(k.clone(), v.clone());
+            }
+            for (k, v) in &frame.arrays {
+                self.arrays.insert(k.clone(), v.clone());
+            }
+        }
+        reset
+    }
+
+    /// As [`FrameView::apply`], moving the record's entries into the view instead of cloning
+    /// them: a frame's arrays can be megabytes (the positions of every particle), and a reader
+    /// done with the record spares that copy.
+    pub fn apply_owned(&mut self, msg: GetFrameResponse) -> bool {
+        let reset = self.begin(&msg);
+        if let Some(frame) = msg.frame {
+            // `extend` inserts entry by entry, replacing existing keys, as `apply` does.
+            self.values.extend(frame.values);
+            self.arrays.extend(frame.arrays);
+        }
+        reset
+    }
+
+    /// The part of applying `msg` before its entries: the reset, when it is one, and the index.
+    fn begin(&mut self, msg: &GetFrameResponse) -> bool {
         let reset = self.would_reset(msg);
         if reset {
             self.values.clear();
@@ -89,14 +116,6 @@ impl FrameView {
             }
         }
         self.frame_index = Some(msg.frame_index);
-        if let Some(frame) = &msg.frame {
-            for (k, v) in &frame.values {
-                self.values.insert(k.clone(), v.clone());
-            }
-            for (k, v) in &frame.arrays {
-                self.arrays.insert(k.clone(), v.clone());
-            }
-        }
         reset
     }
 
