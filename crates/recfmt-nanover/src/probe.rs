@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use recfmt_core::{
-    Findings, FormatDescriptor, FormatOption, OptionKind, OutputSource, PROBE_LEN, ReadOptions,
-    RecordingReader, Recovered, Score, SpecialOutput, Tier, Validator, Written,
+    Findings, FormatDescriptor, FormatOption, OptionKind, PROBE_LEN, ReadOptions, RecordingReader,
+    Recovered, Score, SpecialOutput, Tier, Validator,
 };
 
 use crate::header::{FORMAT_VERSION, FileKind, MAGIC, sniff_v1};
@@ -163,14 +163,18 @@ fn recover(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result
 }
 
 #[cfg(feature = "nanover-zip")]
-fn write_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Result<Written> {
+fn write_zip(
+    input: &Path,
+    output: &Path,
+    read: &ReadOptions,
+) -> recfmt_core::Result<recfmt_core::Written> {
     if crate::recording::is_nanover_zip(input) {
         return copy_zip(input, output, read);
     }
     let paths = crate::RecordingPaths::resolve(input);
     let timeline = crate::Timeline::open(&paths, &ReadOptions::default())?;
     let summary = crate::write_zip_events(timeline, output)?;
-    Ok(Written {
+    Ok(recfmt_core::Written {
         notes: vec![format!(
             "wrote {} ({} frames, {} state updates)",
             output.display(),
@@ -185,7 +189,11 @@ fn write_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Re
 /// every message decoded); a damaged one is written anew from the messages it still holds,
 /// with what was lost reported.
 #[cfg(feature = "nanover-zip")]
-fn copy_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Result<Written> {
+fn copy_zip(
+    input: &Path,
+    output: &Path,
+    read: &ReadOptions,
+) -> recfmt_core::Result<recfmt_core::Written> {
     use recfmt_core::{AtomicFile, ResultExt};
     let open = || -> recfmt_core::Result<_> {
         let file = std::fs::File::open(input).in_file(input)?;
@@ -201,7 +209,7 @@ fn copy_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Res
         let mut out = AtomicFile::create(output).in_file(output)?;
         let bytes = std::io::copy(&mut source, &mut out).in_file(output)?;
         out.commit().in_file(output)?;
-        return Ok(Written {
+        return Ok(recfmt_core::Written {
             notes: vec![format!(
                 "copied {} to {} byte for byte ({messages} messages, {bytes} bytes)",
                 input.display(),
@@ -215,7 +223,7 @@ fn copy_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Res
         (&mut events).map(|e| e.map_err(|e| recfmt_core::Error::from(e).in_file(input).into())),
         output,
     )?;
-    Ok(Written {
+    Ok(recfmt_core::Written {
         notes: vec![format!(
             "wrote {} from the {} frames and {} state updates {} still holds",
             output.display(),
@@ -230,7 +238,11 @@ fn copy_zip(input: &Path, output: &Path, read: &ReadOptions) -> recfmt_core::Res
 /// HDF5 with positions as [frames x particles x 3] per session (the generic exporter has no
 /// list columns).
 #[cfg(feature = "hdf5")]
-fn write_hdf5(input: &Path, output: &Path, _: &ReadOptions) -> recfmt_core::Result<Written> {
+fn write_hdf5(
+    input: &Path,
+    output: &Path,
+    _: &ReadOptions,
+) -> recfmt_core::Result<recfmt_core::Written> {
     let summary = crate::hdf5::write_hdf5(input, output, &Default::default())?;
     let mut notes: Vec<String> = summary.notes.iter().map(|n| format!("note: {n}")).collect();
     notes.push(format!(
@@ -239,12 +251,13 @@ fn write_hdf5(input: &Path, output: &Path, _: &ReadOptions) -> recfmt_core::Resu
         summary.sessions.len(),
         summary.state_rows
     ));
-    Ok(Written {
+    Ok(recfmt_core::Written {
         notes,
         integrity: Some(summary.integrity),
     })
 }
 
+#[cfg(any(feature = "nanover-zip", feature = "hdf5"))]
 const ACCEPTS: &str = "NanoVer recordings (.traj/.state)";
 
 static OUTPUTS: &[SpecialOutput] = &[
@@ -253,7 +266,7 @@ static OUTPUTS: &[SpecialOutput] = &[
         id: "nanover-zip",
         help: "NanoVer's newer single-file recording (`messages.msgpack` + `index.msgpack` in a zip)",
         file_extension: None,
-        source: OutputSource::Own {
+        source: recfmt_core::OutputSource::Own {
             accepts: ACCEPTS,
             write: write_zip,
         },
@@ -263,7 +276,7 @@ static OUTPUTS: &[SpecialOutput] = &[
         id: "hdf5",
         help: "HDF5 with a group per session and positions as [frames x particles x 3]",
         file_extension: Some("h5"),
-        source: OutputSource::Own {
+        source: recfmt_core::OutputSource::Own {
             accepts: ACCEPTS,
             write: write_hdf5,
         },
