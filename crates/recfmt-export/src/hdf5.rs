@@ -732,7 +732,8 @@ impl ChunkSink {
         let Some(compressor) = self.compressor.as_mut() else {
             return Err(hdf5_error_text(target, "the compressor is gone"));
         };
-        compressor.submit(target, index, encoder, chunk)
+        let chunk_bytes = encoder.chunk_bytes();
+        compressor.submit(target, index, encoder, chunk, chunk_bytes)
     }
 
     /// The oldest chunk in flight once it is compressed: waited for when `wait` is set or the
@@ -854,12 +855,15 @@ impl Compressor {
         Ok(compressor)
     }
 
+    /// Hands `raw` (a whole chunk of `dataset`) to the workers and returns an empty buffer for
+    /// the column's next chunk of `chunk_bytes`.
     fn submit(
         &mut self,
         target: &Path,
         dataset: usize,
         encoder: Arc<ChunkEncoder>,
         raw: Vec<u8>,
+        chunk_bytes: usize,
     ) -> Result<Vec<u8>, Error> {
         let (done, answer) = mpsc::sync_channel(1);
         let job = Job {
@@ -877,7 +881,20 @@ impl Compressor {
             return Err(worker_stopped(target));
         }
         self.in_flight.push_back(answer);
-        let mut next = self.spare_raw.pop().unwrap_or_default();
+        // The smallest spare that holds a chunk, and at most twice its size: a column keeps
+        // its buffer, so handing a 4 MiB string chunk's (touched) buffer to a 256 KiB column
+        // would grow resident memory by the difference for good.
+        let fit = self
+            .spare_raw
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| (chunk_bytes..=chunk_bytes.saturating_mul(2)).contains(&b.capacity()))
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        let mut next = match fit {
+            Some(i) => self.spare_raw.swap_remove(i),
+            None => Vec::with_capacity(chunk_bytes),
+        };
         next.clear();
         Ok(next)
     }
@@ -900,9 +917,10 @@ impl Compressor {
     }
 
     fn recycle(&mut self, raw: Vec<u8>, encoded: Vec<u8>) {
-        // Never more spares than chunks that can be in flight.
-        if self.spare_raw.len() < self.window {
-            self.spare_raw.push(raw);
+        // Never more spares than chunks that can be in flight; the oldest go first.
+        self.spare_raw.push(raw);
+        if self.spare_raw.len() > self.window {
+            self.spare_raw.remove(0);
         }
         if self.spare_encoded.len() < self.window {
             self.spare_encoded.push(encoded);
