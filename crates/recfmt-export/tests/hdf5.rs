@@ -912,3 +912,52 @@ fn parallel_compression_matches_the_sequential_writer() {
         );
     }
 }
+
+/// A writer dropped (or failing) while its workers hold chunks stops them and leaves no file.
+#[test]
+fn parallel_compression_dropped_or_failed_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = header();
+    let streams = parallel_streams();
+    let options = Hdf5Options {
+        chunk_rows: 100,
+        compression_threads: 4,
+        ..Hdf5Options::default()
+    };
+    let mut rows = parallel_rows(5_000);
+
+    let path = dir.path().join("dropped.h5");
+    let mut writer = Hdf5Writer::create(&path, &header, &streams, &options).unwrap();
+    let mut batcher = StreamBatcher::new(&header, &streams[0], 5_000);
+    for row in rows.iter().filter(|r| r.stream == 0) {
+        batcher.push(row).unwrap();
+    }
+    writer
+        .write_batch(0, &batcher.finish_batch().unwrap())
+        .unwrap();
+    drop(writer);
+    assert!(dir_names(dir.path()).is_empty());
+
+    // A null integer after many chunks were handed to the workers.
+    let path = dir.path().join("null.h5");
+    let row = rows
+        .iter_mut()
+        .filter(|r| r.stream == 0)
+        .nth(4_321)
+        .unwrap();
+    row.values[3] = Value::Null;
+    let mut writer = Hdf5Writer::create(&path, &header, &streams, &options).unwrap();
+    let mut batcher = StreamBatcher::new(&header, &streams[0], 5_000);
+    for row in rows.iter().filter(|r| r.stream == 0) {
+        batcher.push(row).unwrap();
+    }
+    let err = writer
+        .write_batch(0, &batcher.finish_batch().unwrap())
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Value { signal, message, .. } if signal == "count" && message.contains("row 4321")),
+        "{err}"
+    );
+    assert!(writer.finish().is_err());
+    assert!(dir_names(dir.path()).is_empty());
+}
