@@ -87,6 +87,20 @@
 //! later ones get `_2`, `_3`, ... The original names are kept in the `recfmt.stream` and
 //! `original_name` attributes.
 //!
+//! # Parallel compression
+//!
+//! Shuffle + deflate of a full chunk is most of the writer's work, and it is independent from
+//! chunk to chunk. With compression on and more than one core (see
+//! [`Hdf5Options::compression_threads`]), full chunks are handed to a few worker threads
+//! while the thread calling [`Hdf5Writer::write_batch`] goes on encoding rows, and it writes
+//! each compressed chunk into the file in the order it handed them over. hdf5-pure 0.47 only
+//! filters chunks inside its own append, so the vendored copy carries a small patch for this
+//! (`ChunkEncoder`, `Dataset::append_encoded_chunk`; see `vendor/README.md`): the workers run
+//! hdf5-pure's own filter code, and the file is byte for byte the one the single-threaded
+//! writer makes. At most two chunks per worker are in flight, and their buffers are reused,
+//! so memory does not grow with the recording. A column's last, partial chunk is written by
+//! hdf5-pure's own append when the writer finishes.
+//!
 //! # Readers
 //!
 //! The files use the HDF5 1.10+ format (version-3 superblock, extensible-array chunk index);
@@ -119,9 +133,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -131,8 +146,8 @@ use arrow_array::types::{
 use arrow_array::{Array, BooleanArray, PrimitiveArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use hdf5_pure::{
-    AttrValue, CharacterSet, Dataset, Datatype, EnumTypeBuilder, FileAccessProperties, FileBuilder,
-    MaxExtent, MemoryStrategy, StringPadding, SyncPolicy,
+    AttrValue, CharacterSet, ChunkEncoder, ChunkScratch, Dataset, Datatype, EnumTypeBuilder,
+    FileAccessProperties, FileBuilder, MaxExtent, MemoryStrategy, StringPadding, SyncPolicy,
 };
 use recfmt_core::{DType, Header, Metadata, Shape, SignalDesc, StreamDesc};
 
@@ -177,6 +192,12 @@ pub struct Hdf5Options {
     /// export. The columns stay listed in each group's `recfmt.omitted_columns`, so a caller
     /// that sets this should also tell its user (the `recfmt` CLI prints a note per column).
     pub skip_omitted_values: bool,
+    /// Threads that compress full chunks (shuffle + deflate) beside the thread calling
+    /// [`Hdf5Writer::write_batch`], which keeps writing them into the file in order; `0`
+    /// (the default) means one per core ([`std::thread::available_parallelism`]), `1`
+    /// compresses on the calling thread. The file is the same either way. See
+    /// [the module docs](self#parallel-compression).
+    pub compression_threads: usize,
 }
 
 impl Default for Hdf5Options {
@@ -188,6 +209,7 @@ impl Default for Hdf5Options {
             string_width: DEFAULT_STRING_WIDTH,
             metadata: Metadata::new(),
             skip_omitted_values: false,
+            compression_threads: 0,
         }
     }
 }
@@ -322,21 +344,37 @@ impl Hdf5Writer {
             .with_memory_strategy(MemoryStrategy::Bounded)
             .with_sync_policy(SyncPolicy::OnClose);
         let file = hdf5_pure::File::open_rw_with_options(temp.path(), access).map_err(h5)?;
+        let compressor = match compression_threads(options) {
+            Some(threads) => Some(Compressor::start(threads).map_err(|e| Error::io(path, e))?),
+            None => None,
+        };
+        let mut sink = ChunkSink {
+            datasets: Vec::new(),
+            compressor,
+        };
         let mut states = Vec::with_capacity(plans.len());
         for (stream, plan) in streams.iter().zip(plans) {
             let mut columns = Vec::with_capacity(plan.columns.len());
             for (signal, column) in stream.signals.iter().zip(plan.columns) {
                 columns.push(match column.layout {
                     Layout::Stored(stored) => {
-                        let dataset_path = format!("{}/{}", plan.group, column.link);
-                        let dataset = file.dataset(&dataset_path).map_err(h5)?;
+                        let path = format!("{}/{}", plan.group, column.link);
+                        let dataset = file.dataset(&path).map_err(h5)?;
+                        let encoder = match sink.compressor {
+                            Some(_) => Some(Arc::new(dataset.chunk_encoder().map_err(h5)?)),
+                            None => None,
+                        };
+                        sink.datasets.push(DatasetOut {
+                            path,
+                            dataset,
+                            encoder,
+                        });
                         Column::Stored(Box::new(StoredColumn {
                             signal: signal.name.clone(),
-                            dataset_path,
                             dtype: signal.dtype,
                             pending: Vec::new(),
                             layout: stored,
-                            dataset,
+                            dataset: sink.datasets.len() - 1,
                         }))
                     }
                     Layout::Omitted(reason) => Column::Omitted {
@@ -355,6 +393,7 @@ impl Hdf5Writer {
             open: Some(OpenFile {
                 file,
                 streams: states,
+                sink,
             }),
             temp,
             target: path.to_path_buf(),
@@ -421,7 +460,9 @@ impl Hdf5Writer {
         }
         for (column, array) in state.columns.iter_mut().zip(batch.columns()) {
             match column {
-                Column::Stored(c) => c.append(&self.target, &state.name, state.rows, array)?,
+                Column::Stored(c) => {
+                    c.append(&self.target, &state.name, state.rows, array, &mut open.sink)?;
+                }
                 Column::Omitted { signal, reason } => {
                     if !self.skip_omitted_values && array.null_count() != array.len() {
                         let row = (0..array.len()).find(|&i| array.is_valid(i)).unwrap_or(0);
@@ -466,27 +507,38 @@ impl Hdf5Writer {
 struct OpenFile {
     file: hdf5_pure::File,
     streams: Vec<StreamState>,
+    sink: ChunkSink,
 }
 
 impl std::fmt::Debug for OpenFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenFile")
             .field("streams", &self.streams)
+            .field("sink", &self.sink)
             .finish_non_exhaustive()
     }
 }
 
 impl OpenFile {
-    /// Writes every column's buffered tail, then closes the file.
+    /// Writes the chunks still being compressed, then every column's buffered tail, then
+    /// closes the file.
     fn close(self, target: &Path) -> Result<(), Error> {
-        let OpenFile { file, streams } = self;
+        let OpenFile {
+            file,
+            streams,
+            mut sink,
+        } = self;
+        // Every full chunk of a column is in the file before its partial tail.
+        sink.drain(target)?;
         for state in streams {
             for column in state.columns {
-                if let Column::Stored(mut c) = column {
-                    c.flush(target)?;
+                if let Column::Stored(c) = column {
+                    sink.write_tail(target, c.dataset, &c.pending)?;
                 }
             }
         }
+        // Workers are stopped and joined before the file closes.
+        drop(sink);
         file.close()
             .map_err(|e| hdf5_error(target, "closing the file", e))
     }
@@ -508,26 +560,17 @@ enum Column {
     },
 }
 
-/// One dataset being appended to, with its chunk buffer.
+/// One column being appended to, with its chunk buffer.
+#[derive(Debug)]
 struct StoredColumn {
     signal: String,
-    dataset_path: String,
     dtype: DType,
     layout: StoredLayout,
-    dataset: Dataset,
+    /// Index of its dataset in [`ChunkSink::datasets`].
+    dataset: usize,
     /// Encoded rows not yet written: always less than one chunk between calls (allocated
     /// with the first row).
     pending: Vec<u8>,
-}
-
-impl std::fmt::Debug for StoredColumn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredColumn")
-            .field("dataset", &self.dataset_path)
-            .field("layout", &self.layout)
-            .field("pending_bytes", &self.pending.len())
-            .finish_non_exhaustive()
-    }
 }
 
 impl StoredColumn {
@@ -538,6 +581,7 @@ impl StoredColumn {
         stream: &str,
         first_row: u64,
         array: &dyn Array,
+        sink: &mut ChunkSink,
     ) -> Result<(), Error> {
         let layout = self.layout.clone();
         let mismatch = || {
@@ -571,9 +615,9 @@ impl StoredColumn {
         };
         let chunk_bytes = layout.chunk_rows * layout.row_bytes;
         let rows = array.len();
-        if rows > 0 && self.pending.capacity() == 0 {
+        if rows > 0 && self.pending.capacity() < chunk_bytes {
             // Allocated on the first row, so streams that never get one cost nothing.
-            self.pending.reserve_exact(chunk_bytes);
+            self.pending.reserve_exact(chunk_bytes - self.pending.len());
         }
         let mut row = 0;
         while row < rows {
@@ -592,22 +636,351 @@ impl StoredColumn {
                 })?;
             row += take;
             if self.pending.len() >= chunk_bytes {
-                self.flush(target)?;
+                let full = std::mem::take(&mut self.pending);
+                self.pending = sink.write_chunk(target, self.dataset, full)?;
+                if self.pending.capacity() < chunk_bytes {
+                    self.pending.reserve_exact(chunk_bytes);
+                }
             }
         }
         Ok(())
     }
+}
 
-    /// Writes the buffered rows.
-    fn flush(&mut self, target: &Path) -> Result<(), Error> {
-        if !self.pending.is_empty() {
-            self.dataset.append_raw(&self.pending).map_err(|e| {
-                hdf5_error(target, &format!("appending to {}", self.dataset_path), e)
-            })?;
-            self.pending.clear();
+/// At most this many compression threads, whatever the machine or the options say: more
+/// only adds chunk buffers in flight once the writing thread sets the pace.
+const MAX_COMPRESSION_THREADS: usize = 16;
+
+/// How many threads compress chunks beside the writing thread, or `None` to compress on it:
+/// without compression there is nothing to share out, and with one core a worker would only
+/// add a copy of every chunk.
+fn compression_threads(options: &Hdf5Options) -> Option<usize> {
+    options.deflate?;
+    let threads = match options.compression_threads {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        n => n,
+    };
+    (threads > 1).then_some(threads.min(MAX_COMPRESSION_THREADS))
+}
+
+/// One dataset of the file, as the chunk writer sees it.
+struct DatasetOut {
+    /// `group/dataset`, for error messages.
+    path: String,
+    dataset: Dataset,
+    /// The dataset's filter pipeline, for the compression workers (parallel mode only).
+    encoder: Option<Arc<ChunkEncoder>>,
+}
+
+/// Where full chunks go: straight into the file through hdf5-pure's own filter step, or
+/// through the [`Compressor`]'s workers and then into the file in the order they were
+/// handed over.
+struct ChunkSink {
+    datasets: Vec<DatasetOut>,
+    compressor: Option<Compressor>,
+}
+
+impl std::fmt::Debug for ChunkSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkSink")
+            .field("datasets", &self.datasets.len())
+            .field("compressor", &self.compressor)
+            .finish()
+    }
+}
+
+impl ChunkSink {
+    fn dataset(&mut self, target: &Path, index: usize) -> Result<&mut DatasetOut, Error> {
+        let count = self.datasets.len();
+        self.datasets.get_mut(index).ok_or_else(|| {
+            Error::io(
+                target,
+                std::io::Error::other(format!(
+                    "HDF5: dataset {index} of {count} does not exist (internal error)"
+                )),
+            )
+        })
+    }
+
+    /// Writes (or hands over for compression) one whole raw chunk of dataset `index`, and
+    /// returns an empty buffer for the column to fill next: `chunk` itself when it was
+    /// written here, else a buffer a finished chunk gave back, so buffers are reused rather
+    /// than allocated (and page-faulted in) per chunk.
+    fn write_chunk(
+        &mut self,
+        target: &Path,
+        index: usize,
+        mut chunk: Vec<u8>,
+    ) -> Result<Vec<u8>, Error> {
+        if self.compressor.is_none() {
+            let out = self.dataset(target, index)?;
+            out.dataset
+                .append_raw(&chunk)
+                .map_err(|e| hdf5_error(target, &format!("appending to {}", out.path), e))?;
+            chunk.clear();
+            return Ok(chunk);
+        }
+        let encoder = self
+            .dataset(target, index)?
+            .encoder
+            .clone()
+            .ok_or_else(|| hdf5_error_text(target, "a dataset has no chunk encoder"))?;
+        // Write what is done (and wait while the window is full) before adding a chunk.
+        while let Some(done) = self.next_done(target, false)? {
+            self.write_done(target, done)?;
+        }
+        let Some(compressor) = self.compressor.as_mut() else {
+            return Err(hdf5_error_text(target, "the compressor is gone"));
+        };
+        let chunk_bytes = encoder.chunk_bytes();
+        compressor.submit(target, index, encoder, chunk, chunk_bytes)
+    }
+
+    /// The oldest chunk in flight once it is compressed: waited for when `wait` is set or the
+    /// window is full, else only when already done. `None` when there is nothing to write.
+    fn next_done(&mut self, target: &Path, wait: bool) -> Result<Option<Done>, Error> {
+        let Some(compressor) = self.compressor.as_mut() else {
+            return Ok(None);
+        };
+        compressor.next_done(target, wait)
+    }
+
+    /// Writes one compressed chunk into its dataset and keeps its buffers for reuse.
+    fn write_done(&mut self, target: &Path, done: Done) -> Result<(), Error> {
+        let Done {
+            dataset,
+            raw,
+            encoded,
+        } = done;
+        let out = self.dataset(target, dataset)?;
+        let encoded = encoded
+            .map_err(|e| hdf5_error(target, &format!("compressing a chunk of {}", out.path), e))?;
+        let encoded = out
+            .dataset
+            .append_encoded_chunk(encoded)
+            .map_err(|e| hdf5_error(target, &format!("appending to {}", out.path), e))?;
+        if let Some(compressor) = self.compressor.as_mut() {
+            compressor.recycle(raw, encoded);
         }
         Ok(())
     }
+
+    /// Writes every chunk still in flight.
+    fn drain(&mut self, target: &Path) -> Result<(), Error> {
+        while let Some(done) = self.next_done(target, true)? {
+            self.write_done(target, done)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a column's last, partial chunk (hdf5-pure pads and filters it).
+    fn write_tail(&mut self, target: &Path, index: usize, rows: &[u8]) -> Result<(), Error> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let out = self.dataset(target, index)?;
+        out.dataset
+            .append_raw(rows)
+            .map_err(|e| hdf5_error(target, &format!("appending to {}", out.path), e))
+    }
+}
+
+/// A chunk handed to a compression worker.
+struct Job {
+    dataset: usize,
+    encoder: Arc<ChunkEncoder>,
+    raw: Vec<u8>,
+    /// A buffer for the compressed chunk, reused from an earlier one.
+    encoded: Vec<u8>,
+    done: mpsc::SyncSender<Done>,
+}
+
+/// A chunk back from a worker, with both buffers.
+struct Done {
+    dataset: usize,
+    raw: Vec<u8>,
+    encoded: Result<Vec<u8>, hdf5_pure::Error>,
+}
+
+/// Worker threads that run shuffle + deflate over full chunks while the writing thread goes
+/// on encoding rows; the writing thread writes the results in the order it handed the chunks
+/// over (each job answers on its own channel, kept in a queue), so the file is the one the
+/// single-threaded writer makes.
+///
+/// Memory stays flat: at most `window` chunks are in flight, and a chunk's two buffers go back
+/// to a pool when it is written, so after the first few chunks nothing is allocated.
+struct Compressor {
+    /// `None` once the workers are told to stop.
+    jobs: Option<mpsc::SyncSender<Job>>,
+    in_flight: VecDeque<mpsc::Receiver<Done>>,
+    window: usize,
+    spare_raw: Vec<Vec<u8>>,
+    spare_encoded: Vec<Vec<u8>>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Compressor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compressor")
+            .field("workers", &self.workers.len())
+            .field("in_flight", &self.in_flight.len())
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compressor {
+    /// Starts `threads` workers.
+    fn start(threads: usize) -> std::io::Result<Compressor> {
+        // Two chunks per worker keep every worker busy while the writer catches up.
+        let window = 2 * threads;
+        let (jobs, queue) = mpsc::sync_channel::<Job>(window);
+        let queue = Arc::new(Mutex::new(queue));
+        let mut compressor = Compressor {
+            jobs: Some(jobs),
+            in_flight: VecDeque::with_capacity(window),
+            window,
+            spare_raw: Vec::new(),
+            spare_encoded: Vec::new(),
+            workers: Vec::with_capacity(threads),
+        };
+        for i in 0..threads {
+            let queue = Arc::clone(&queue);
+            let worker = std::thread::Builder::new()
+                .name(format!("hdf5-deflate-{i}"))
+                .spawn(move || compress_chunks(&queue))?;
+            // On error, `compressor` is dropped, which stops the workers already started.
+            compressor.workers.push(worker);
+        }
+        Ok(compressor)
+    }
+
+    /// Hands `raw` (a whole chunk of `dataset`) to the workers and returns an empty buffer for
+    /// the column's next chunk of `chunk_bytes`.
+    fn submit(
+        &mut self,
+        target: &Path,
+        dataset: usize,
+        encoder: Arc<ChunkEncoder>,
+        raw: Vec<u8>,
+        chunk_bytes: usize,
+    ) -> Result<Vec<u8>, Error> {
+        let (done, answer) = mpsc::sync_channel(1);
+        let job = Job {
+            dataset,
+            encoder,
+            raw,
+            encoded: self.spare_encoded.pop().unwrap_or_default(),
+            done,
+        };
+        let sent = self
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            return Err(worker_stopped(target));
+        }
+        self.in_flight.push_back(answer);
+        // The smallest spare that holds a chunk, and at most twice its size: a column keeps
+        // its buffer, so handing a 4 MiB string chunk's (touched) buffer to a 256 KiB column
+        // would grow resident memory by the difference for good.
+        let fit = self
+            .spare_raw
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| (chunk_bytes..=chunk_bytes.saturating_mul(2)).contains(&b.capacity()))
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        let mut next = match fit {
+            Some(i) => self.spare_raw.swap_remove(i),
+            None => Vec::with_capacity(chunk_bytes),
+        };
+        next.clear();
+        Ok(next)
+    }
+
+    fn next_done(&mut self, target: &Path, wait: bool) -> Result<Option<Done>, Error> {
+        let Some(oldest) = self.in_flight.front() else {
+            return Ok(None);
+        };
+        let done = if wait || self.in_flight.len() >= self.window {
+            oldest.recv().map_err(|_| worker_stopped(target))?
+        } else {
+            match oldest.try_recv() {
+                Ok(done) => done,
+                Err(mpsc::TryRecvError::Empty) => return Ok(None),
+                Err(mpsc::TryRecvError::Disconnected) => return Err(worker_stopped(target)),
+            }
+        };
+        self.in_flight.pop_front();
+        Ok(Some(done))
+    }
+
+    fn recycle(&mut self, raw: Vec<u8>, encoded: Vec<u8>) {
+        // Never more spares than chunks that can be in flight; the oldest go first.
+        self.spare_raw.push(raw);
+        if self.spare_raw.len() > self.window {
+            self.spare_raw.remove(0);
+        }
+        if self.spare_encoded.len() < self.window {
+            self.spare_encoded.push(encoded);
+        }
+    }
+}
+
+impl Drop for Compressor {
+    /// Stops and joins the workers; chunks still in flight are dropped (a writer is dropped
+    /// without [`Hdf5Writer::finish`] only when its file is being thrown away).
+    fn drop(&mut self) {
+        self.jobs = None;
+        self.in_flight.clear();
+        for worker in self.workers.drain(..) {
+            // A worker that panicked has nothing left to clean up; its chunks were reported
+            // as lost by `next_done`.
+            let _ = worker.join();
+        }
+    }
+}
+
+/// A compression worker: encodes chunks until the queue closes, with one scratch (deflate
+/// state and intermediate buffer) for every dataset.
+fn compress_chunks(queue: &Mutex<mpsc::Receiver<Job>>) {
+    let mut scratch = ChunkScratch::new();
+    loop {
+        let job = {
+            let queue = queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            queue.recv()
+        };
+        let Ok(job) = job else {
+            return;
+        };
+        let Job {
+            dataset,
+            encoder,
+            raw,
+            mut encoded,
+            done,
+        } = job;
+        let encoded = encoder
+            .encode(&mut scratch, &raw, &mut encoded)
+            .map(|()| encoded);
+        // The writer may be gone (dropped after an error); then the chunk is not wanted.
+        let _ = done.send(Done {
+            dataset,
+            raw,
+            encoded,
+        });
+    }
+}
+
+fn worker_stopped(target: &Path) -> Error {
+    hdf5_error_text(target, "a chunk compression thread stopped unexpectedly")
+}
+
+fn hdf5_error_text(path: &Path, what: &str) -> Error {
+    Error::io(path, std::io::Error::other(format!("HDF5: {what}")))
 }
 
 fn hdf5_error(path: &Path, what: &str, e: hdf5_pure::Error) -> Error {

@@ -1264,6 +1264,45 @@ pub(crate) fn plan_ea_append<F: Store>(
     })
 }
 
+/// recfmt patch: the plan for appending one whole chunk that a
+/// [`ChunkEncoder`](crate::ChunkEncoder) already filtered. It adds exactly what
+/// [`plan_ea_append`] plans for one whole raw chunk appended at a chunk boundary, minus the
+/// filtering: the same single blob (`encoded`), element and new dimension. Refused unless the
+/// dataset ends on a chunk boundary, since a partial trailing chunk would have to be decoded
+/// and re-encoded together with the new one.
+pub(crate) fn plan_encoded_chunk_append<F: Store>(
+    file: &F,
+    loc: &Located,
+    filtered: bool,
+    encoded: Vec<u8>,
+) -> Result<AppendPlan, Error> {
+    let chunk_elems = loc.chunk_elems;
+    if chunk_elems == 0 || loc.current_dim % chunk_elems != 0 {
+        return Err(Error::AppendUnsupported(
+            "an encoded chunk can be appended only to a dataset that ends on a chunk boundary",
+        ));
+    }
+    if encoded.is_empty() || (!filtered && encoded.len() != loc.chunk_bytes) {
+        return Err(Error::AppendUnsupported(
+            "an encoded chunk of an unfiltered dataset must be exactly one raw chunk",
+        ));
+    }
+    let new_dim = loc
+        .current_dim
+        .checked_add(chunk_elems)
+        .ok_or(Error::AppendUnsupported(
+            "append would overflow the dataset dimension",
+        ))?;
+    loc.check_stored_size(file.offset_size() as usize, encoded.len() as u64)?;
+    let n_full = loc.current_dim / chunk_elems;
+    Ok(AppendPlan {
+        new_chunk_bytes: vec![encoded],
+        n_full,
+        new_dim,
+        new_num_chunks: n_full + 1,
+    })
+}
+
 /// Apply a planned append to `file` in place, ordered child-before-parent with
 /// `fsync` barriers so a crash between calls leaves either the old length or the
 /// new one, never a torn or lost view. `max_phase` runs only the first N of the

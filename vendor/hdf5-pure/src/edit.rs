@@ -4791,63 +4791,7 @@ impl WriteEngine {
                 )
             };
             let plan = plan_result.map_err(as_inplace_error)?;
-            // A persisting file's holes are advertised on disk, so this batch's
-            // bytes have to be taken out of the published managers before any of
-            // them is written into. Sized on the largest single blob, since the
-            // allocator serves each one from a contiguous run: a reserve that
-            // cannot hold the biggest is a reserve the biggest goes past. A
-            // refusal here (nothing left to draw, or nothing to draw from) is not
-            // an error — the append grows the file, as it always did. Placed
-            // between the plan and the apply because the manager rewrite it makes
-            // publishes a superblock, and nothing may be half-applied across that.
-            let largest_blob = plan
-                .new_chunk_bytes
-                .iter()
-                .map(|b| b.len() as u64)
-                .max()
-                .unwrap_or(0);
-            self.reserve_for_immediate_append(largest_blob)?;
-            {
-                let reuse = self.immediate_reuse_allowed();
-                // Two terms, not one. A **paged** session must never be handed
-                // `free`: it keeps its space per page type in `PagedEdit`, so
-                // that list is the wrong one to draw from and placing a byte out
-                // of it would mix a page. Every paged session is a persisting one
-                // (`append_prepare` refuses a paged file without persistence), so
-                // the first term alone would pick `reserved` for it anyway — and
-                // that is exactly the shape issue #261 was: a page-type invariant
-                // proved from a refusal in another function. Named here so the
-                // safety is by construction, and so deleting that refusal cannot
-                // silently turn a paged append loose on the flat list. `reserved`
-                // is empty on any session that never reserved, which makes the
-                // extra term cost nothing but the reuse it correctly declines.
-                let from_reserve = self.persist.is_some() || self.paged.is_some();
-                let Self {
-                    image,
-                    superblock,
-                    sb_sig_off,
-                    paged,
-                    located,
-                    free,
-                    reserved,
-                    sync_policy,
-                    ..
-                } = self;
-                let st = located.get_mut(&oh_addr).expect("dataset located above");
-                let mut store = EditStore {
-                    image: image.as_mut(),
-                    superblock,
-                    sb_sig_off: *sb_sig_off,
-                    paged: paged.as_mut(),
-                    // A persisting or paged session spends only what the reserve
-                    // took out of the managers; every other session spends its
-                    // in-memory list directly. See `immediate_reuse_allowed`.
-                    free: reuse.then_some(if from_reserve { reserved } else { free }),
-                    sync_policy: *sync_policy,
-                };
-                apply_ea_append(&mut store, &mut st.loc, &plan, max_phase)
-                    .map_err(as_inplace_error)?;
-            }
+            self.apply_planned_append(oh_addr, &plan, max_phase)?;
             if max_phase < 4 {
                 // Crash-consistency hook: the caller asked to stop inside the
                 // first batch's durability sequence, so there is no next batch.
@@ -4859,6 +4803,131 @@ impl WriteEngine {
             done += take;
         }
         Ok(())
+    }
+
+    /// The write half of an in-place append: reserve space for the planned blobs, then run
+    /// the ordered, barriered apply. (recfmt patch: moved out of
+    /// [`append_inplace_gathered`](Self::append_inplace_gathered) unchanged, so that
+    /// [`append_encoded_chunk`](Self::append_encoded_chunk) runs the very same sequence.)
+    fn apply_planned_append(
+        &mut self,
+        oh_addr: u64,
+        plan: &crate::chunk_index_inplace::AppendPlan,
+        max_phase: u8,
+    ) -> Result<(), Error> {
+        // A persisting file's holes are advertised on disk, so this batch's
+        // bytes have to be taken out of the published managers before any of
+        // them is written into. Sized on the largest single blob, since the
+        // allocator serves each one from a contiguous run: a reserve that
+        // cannot hold the biggest is a reserve the biggest goes past. A
+        // refusal here (nothing left to draw, or nothing to draw from) is not
+        // an error — the append grows the file, as it always did. Placed
+        // between the plan and the apply because the manager rewrite it makes
+        // publishes a superblock, and nothing may be half-applied across that.
+        let largest_blob = plan
+            .new_chunk_bytes
+            .iter()
+            .map(|b| b.len() as u64)
+            .max()
+            .unwrap_or(0);
+        self.reserve_for_immediate_append(largest_blob)?;
+        {
+            let reuse = self.immediate_reuse_allowed();
+            // Two terms, not one. A **paged** session must never be handed
+            // `free`: it keeps its space per page type in `PagedEdit`, so
+            // that list is the wrong one to draw from and placing a byte out
+            // of it would mix a page. Every paged session is a persisting one
+            // (`append_prepare` refuses a paged file without persistence), so
+            // the first term alone would pick `reserved` for it anyway — and
+            // that is exactly the shape issue #261 was: a page-type invariant
+            // proved from a refusal in another function. Named here so the
+            // safety is by construction, and so deleting that refusal cannot
+            // silently turn a paged append loose on the flat list. `reserved`
+            // is empty on any session that never reserved, which makes the
+            // extra term cost nothing but the reuse it correctly declines.
+            let from_reserve = self.persist.is_some() || self.paged.is_some();
+            let Self {
+                image,
+                superblock,
+                sb_sig_off,
+                paged,
+                located,
+                free,
+                reserved,
+                sync_policy,
+                ..
+            } = self;
+            let st = located.get_mut(&oh_addr).expect("dataset located above");
+            let mut store = EditStore {
+                image: image.as_mut(),
+                superblock,
+                sb_sig_off: *sb_sig_off,
+                paged: paged.as_mut(),
+                // A persisting or paged session spends only what the reserve
+                // took out of the managers; every other session spends its
+                // in-memory list directly. See `immediate_reuse_allowed`.
+                free: reuse.then_some(if from_reserve { reserved } else { free }),
+                sync_policy: *sync_policy,
+            };
+            apply_ea_append(&mut store, &mut st.loc, plan, max_phase)
+                .map_err(as_inplace_error)?;
+        }
+        Ok(())
+    }
+
+    /// recfmt patch: append one whole chunk that a [`ChunkEncoder`](crate::ChunkEncoder)
+    /// already filtered to the dataset `target` names, immediately, through the same plan
+    /// checks and ordered apply as [`append_inplace_gathered`](Self::append_inplace_gathered)
+    /// (a bounded session writes one chunk per apply there too). Returns the chunk's buffer
+    /// so the caller can reuse it.
+    pub(crate) fn append_encoded_chunk(
+        &mut self,
+        target: AppendTarget<'_>,
+        encoded: Vec<u8>,
+    ) -> Result<Vec<u8>, Error> {
+        if self.swmr_mode {
+            return Err(Error::SwmrAppendUnsupported(
+                "an encoded chunk cannot be appended by a SWMR writer",
+            ));
+        }
+        let oh_addr = self.append_prepare(target)?;
+        let plan = {
+            let st = &self.located[&oh_addr];
+            let store = EditStore {
+                image: self.image.as_mut(),
+                superblock: &mut self.superblock,
+                sb_sig_off: self.sb_sig_off,
+                paged: self.paged.as_mut(),
+                free: None,
+                sync_policy: self.sync_policy,
+            };
+            crate::chunk_index_inplace::plan_encoded_chunk_append(
+                &store,
+                &st.loc,
+                st.pipeline.is_some(),
+                encoded,
+            )
+            .map_err(as_inplace_error)?
+        };
+        self.apply_planned_append(oh_addr, &plan, 4)?;
+        let mut plan = plan;
+        Ok(plan.new_chunk_bytes.pop().unwrap_or_default())
+    }
+
+    /// recfmt patch: a [`ChunkEncoder`](crate::ChunkEncoder) with the filter pipeline and
+    /// chunk geometry an in-place append to `target` uses.
+    pub(crate) fn chunk_encoder(
+        &mut self,
+        target: AppendTarget<'_>,
+    ) -> Result<crate::ChunkEncoder, Error> {
+        let oh_addr = self.append_prepare(target)?;
+        let st = &self.located[&oh_addr];
+        Ok(crate::ChunkEncoder::new(
+            st.pipeline.clone(),
+            st.datatype.clone(),
+            st.spatial.clone(),
+            st.loc.chunk_bytes,
+        ))
     }
 
     /// Test-only phased in-place append (stops after `max_phase` durability phases)

@@ -654,6 +654,39 @@ fn deflate_compress(
     finished
 }
 
+/// recfmt patch: [`deflate_compress`] into `out`, a buffer the caller reuses across chunks.
+///
+/// The stream is made by the same reused `ZlibEncoder` as `deflate_compress`, so its bytes are
+/// the same; only the sink differs: `out` is swapped in as the encoder's output, so a chunk
+/// loop writes into memory it already has instead of growing a fresh `Vec` per chunk.
+#[cfg(feature = "deflate")]
+pub(crate) fn deflate_compress_into(
+    scratch: &mut FilterScratch,
+    data: &[u8],
+    level: u32,
+    out: &mut Vec<u8>,
+) -> Result<(), FormatError> {
+    use std::io::Write;
+    out.clear();
+    let encoder = scratch.zlib_encoder(level);
+    // Between streams the encoder holds the empty `Vec` its last `reset` left.
+    *encoder.get_mut() = core::mem::take(out);
+    match encoder
+        .write_all(data)
+        .and_then(|()| encoder.reset(Vec::new()))
+    {
+        Ok(stream) => {
+            *out = stream;
+            Ok(())
+        }
+        Err(e) => {
+            // Mid-stream: discard the encoder, as `deflate_compress` does.
+            scratch.encoder = None;
+            Err(FormatError::FilterError(format!("deflate: {e}")))
+        }
+    }
+}
+
 #[cfg(not(feature = "deflate"))]
 fn deflate_compress(
     _scratch: &mut FilterScratch,
@@ -749,6 +782,41 @@ fn shuffle_compress(data: &[u8], element_size: usize) -> Result<Vec<u8>, FormatE
     }
 
     Ok(result)
+}
+
+/// recfmt patch: [`shuffle_compress`] into `out`, a buffer the caller reuses across chunks.
+pub(crate) fn shuffle_compress_into(
+    data: &[u8],
+    element_size: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), FormatError> {
+    out.clear();
+    if element_size <= 1 {
+        out.extend_from_slice(data);
+        return Ok(());
+    }
+    if !data.len().is_multiple_of(element_size) {
+        return Err(FormatError::FilterError(
+            "shuffle: data length not a multiple of element size".into(),
+        ));
+    }
+    let num_elements = data.len() / element_size;
+    out.resize(data.len(), 0);
+    let result = out.as_mut_slice();
+    match element_size {
+        2 => shuffle_n::<2>(data, result, num_elements),
+        4 => shuffle_n::<4>(data, result, num_elements),
+        8 => shuffle_n::<8>(data, result, num_elements),
+        16 => shuffle_n::<16>(data, result, num_elements),
+        _ => {
+            for i in 0..num_elements {
+                for j in 0..element_size {
+                    result[j * num_elements + i] = data[i * element_size + j];
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Computes the HDF5 Fletcher32 checksum of `data`.

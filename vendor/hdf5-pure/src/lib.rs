@@ -496,6 +496,9 @@ pub(crate) mod nosync;
 pub(crate) mod appender;
 #[cfg(feature = "std")]
 pub(crate) mod chunk_index_inplace;
+// recfmt patch: whole-chunk filtering off the write session (see the module docs).
+#[cfg(feature = "std")]
+pub(crate) mod chunk_encoder;
 #[cfg(all(test, feature = "std"))]
 mod crash_replay;
 #[cfg(feature = "std")]
@@ -577,6 +580,8 @@ pub use writer::FileBuilder;
 
 #[cfg(feature = "std")]
 pub use appender::BufferedAppender;
+#[cfg(feature = "std")]
+pub use chunk_encoder::{ChunkEncoder, ChunkScratch};
 
 #[cfg(feature = "std")]
 pub use edit::{AppendBuilder, EditBacking, MemoryStrategy, SpaceAccounting, SyncPolicy};

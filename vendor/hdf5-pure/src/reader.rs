@@ -5217,6 +5217,33 @@ impl Dataset {
         })
     }
 
+    /// recfmt patch: this dataset's chunk filter pipeline as a [`ChunkEncoder`](crate::ChunkEncoder),
+    /// which can encode whole chunks on other threads for
+    /// [`append_encoded_chunk`](Self::append_encoded_chunk). Applies the eligibility rules of
+    /// [`append`](Self::append).
+    pub fn chunk_encoder(&self) -> Result<crate::ChunkEncoder, Error> {
+        self.refuse_if_pending()?;
+        let target = self.append_target()?;
+        self.file
+            .with_engine_mut(Change::Nothing, |engine| engine.chunk_encoder(target))
+    }
+
+    /// recfmt patch: appends one whole chunk that this dataset's
+    /// [`ChunkEncoder`](crate::ChunkEncoder) made, in place, with the same effect as
+    /// [`append_raw`](Self::append_raw) of the raw chunk: the same stored bytes, filter mask 0,
+    /// the dataset one chunk longer. The dataset must end on a chunk boundary (append a
+    /// partial last chunk with `append_raw`). Returns `encoded`'s buffer for reuse.
+    ///
+    /// The bytes are trusted to be what the encoder made; anything else is stored as given
+    /// and fails only when read.
+    pub fn append_encoded_chunk(&mut self, encoded: Vec<u8>) -> Result<Vec<u8>, Error> {
+        self.refuse_if_pending()?;
+        let target = self.append_target()?;
+        self.file.with_engine_mut(Change::InPlace, |engine| {
+            engine.append_encoded_chunk(target, encoded)
+        })
+    }
+
     /// How an append names this dataset to the session: by path when the handle
     /// has one, so the session can check the target against its own staged
     /// edits, and otherwise by the object-header address the handle was reached
