@@ -65,6 +65,7 @@ mod header;
 pub mod io;
 mod layout;
 mod meta;
+mod parallel;
 mod probe;
 mod record;
 mod recording;
