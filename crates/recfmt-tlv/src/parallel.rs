@@ -529,12 +529,12 @@ fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
     let Some((_, set)) = block.decoded.as_mut() else {
         return Err(corrupt_block());
     };
-    for s in 0..streams {
-        let n = block.consumed[s] - before[s];
+    for (s, &from) in before.iter().enumerate().take(streams) {
+        let n = block.consumed[s] - from;
         if n == 0 || !dst.wants(s) {
             continue;
         }
-        if before[s] == 0 && n == block.counts[s] && dst.stream(s).rows() == 0 {
+        if from == 0 && n == block.counts[s] && dst.stream(s).rows() == 0 {
             // The block's whole batch into an empty one: moved, not copied. (Appending with
             // `StreamBatch::append` is not used: it leaves skipped columns alone, where the
             // single-threaded path still pushes the time and type id.)
@@ -542,7 +542,7 @@ fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
                 .append(set.take(s))
                 .map_err(|e| Error::Core(recfmt_core::Error::invalid(e.to_string())))?;
         } else {
-            copy_rows(dst.stream_mut(s), set.stream(s), before[s], n)
+            copy_rows(dst.stream_mut(s), set.stream(s), from, n)
                 .map_err(|e| Error::Core(recfmt_core::Error::invalid(e)))?;
         }
     }

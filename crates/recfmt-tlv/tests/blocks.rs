@@ -140,12 +140,15 @@ fn row_path(path: &Path, options: &ReadOptions) -> (Vec<Vec<Vec<Value>>>, Option
     }
 }
 
+/// Which streams a run reads.
+type Wanted = Box<dyn Fn(usize) -> bool>;
+
 /// Runs the threaded batch path against the single-threaded one over capacities, selections,
 /// block sizes and thread counts; returns how many runs were compared.
 fn compare_all(path: &Path, options: &ReadOptions, capacities: &[usize]) -> usize {
     let streams = open(path, options, 0, 1 << 20).schema().streams.len();
     let (reference_rows, reference_error) = row_path(path, options);
-    let selections: Vec<(&str, Box<dyn Fn(usize) -> bool>)> = vec![
+    let selections: Vec<(&str, Wanted)> = vec![
         ("all", Box::new(|_| true)),
         ("odd", Box::new(|s| s % 2 == 1)),
         ("first", Box::new(|s| s == 0)),
