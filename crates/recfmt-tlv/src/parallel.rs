@@ -346,6 +346,11 @@ impl Pipeline {
         })
     }
 
+    /// Blocks handed to the workers so far.
+    pub(crate) fn blocks_sent(&self) -> u64 {
+        self.sent
+    }
+
     /// An empty block for the framer.
     pub(crate) fn new_block(&self) -> Block {
         Block::new(self.shared.schema.streams.len())

@@ -300,6 +300,12 @@ impl<R: Read> UsvlogRecording<R> {
         self.decode_threads = threads.min(64);
     }
 
+    /// Blocks of records decoded on other threads so far (0 while the batch path runs on the
+    /// caller's thread): for tests and measurements to tell which path ran.
+    pub fn blocks_decoded_in_parallel(&self) -> u64 {
+        self.pipeline.as_ref().map_or(0, Pipeline::blocks_sent)
+    }
+
     /// Sets the bytes of records per block handed to a decoding thread (clamped to
     /// 1..=64 MiB), before the batch path starts. Small blocks are for tests that need many
     /// block boundaries in a small file.
@@ -308,13 +314,26 @@ impl<R: Read> UsvlogRecording<R> {
     }
 
     /// True when the batch path decodes on other threads: asked for, no resync (whose
-    /// look-ahead scanning stays with the single-threaded reader), and an input not known to
-    /// be too small to fill two blocks. Starts the threads the first time.
-    fn use_pipeline(&mut self) -> bool {
+    /// look-ahead scanning stays with the single-threaded reader), an input not known to be
+    /// too small to fill two blocks, and columns to decode besides the times: a scan of the
+    /// time columns alone (`recfmt validate`, `info`) costs less on one thread than the copy
+    /// of every record into a block (measured: 0.21 s against 0.29 s for 400 MB). Starts the
+    /// threads the first time; once started, every later call goes through them.
+    fn use_pipeline(&mut self, dst: &BatchSet) -> bool {
         if self.pipeline.is_some() {
             return true;
         }
+        let decodes_values = (0..dst.len()).any(|s| {
+            dst.wants(s)
+                && dst
+                    .stream(s)
+                    .columns()
+                    .iter()
+                    .skip(1)
+                    .any(|c| !c.is_skipped())
+        });
         if self.decode_threads == 0
+            || !decodes_values
             || self.resync
             || self
                 .total_bytes
@@ -514,7 +533,7 @@ impl<R: Read> UsvlogRecording<R> {
     /// stream is full or the records end (then returns false). Same rows, checks and integrity
     /// notes; records of unwanted streams are checked but not decoded.
     fn next_record_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
-        if self.use_pipeline() {
+        if self.use_pipeline(dst) {
             return self.pipelined_batches(dst);
         }
         // Rows are counted here and committed once per call, not once per record.

@@ -176,6 +176,10 @@ fn compare_all(path: &Path, options: &ReadOptions, capacities: &[usize]) -> usiz
                         "capacity {capacity}, streams {name}, {skip_name}, {mix:?}, \
                          {threads} threads, blocks of {block} bytes"
                     );
+                    assert!(
+                        threaded.blocks_decoded_in_parallel() > 0,
+                        "{what}: no block was decoded on another thread"
+                    );
                     assert_same_calls(&expected.0, &got.0, &what);
                     assert_eq!(expected.1, got.1, "{what}: integrity differs");
                     if matches!(mix, Mix::Batches) && skip_name == "every column" {
@@ -348,9 +352,25 @@ fn a_large_session_in_default_blocks_matches_the_single_threaded_path() {
             &|_, _| true,
             Mix::Batches,
         );
+        assert!(threaded.blocks_decoded_in_parallel() > 1);
         assert_same_calls(&expected.0, &got.0, &format!("capacity {capacity}"));
         assert_eq!(expected.1, got.1);
     }
+}
+
+#[test]
+fn a_scan_of_the_time_columns_alone_stays_on_one_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, layouts) = mixed_session(dir.path(), 300);
+    let options = options(false, &layouts);
+    let mut single = open(&path, &options, 0, 997);
+    let times_only = |_: usize, c: usize| c == 0;
+    let expected = run(&mut single, 64, &|_| true, &times_only, Mix::Batches);
+    let mut threaded = open(&path, &options, 2, 997);
+    let got = run(&mut threaded, 64, &|_| true, &times_only, Mix::Batches);
+    assert_eq!(threaded.blocks_decoded_in_parallel(), 0);
+    assert_same_calls(&expected.0, &got.0, "times only");
+    assert_eq!(expected.1, got.1);
 }
 
 #[test]
