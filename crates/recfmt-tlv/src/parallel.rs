@@ -309,6 +309,9 @@ pub(crate) struct Pipeline {
     pub(crate) end: Option<End>,
     /// Emptied batches of consumed blocks, for the workers to fill again.
     spare: Vec<(Arc<Selection>, BatchSet)>,
+    /// Byte and record buffers of consumed blocks, for the framer to fill again: fresh ones
+    /// per block cost page faults and regrowth.
+    buffers: Vec<(Vec<u8>, Vec<(u32, u32)>)>,
     /// The selection of the last call, shared by the blocks decoded for it.
     sel: Option<Arc<Selection>>,
     pub(crate) block_bytes: usize,
@@ -341,6 +344,7 @@ impl Pipeline {
             ready: VecDeque::new(),
             end: None,
             spare: Vec::new(),
+            buffers: Vec::new(),
             sel: None,
             block_bytes,
         })
@@ -352,8 +356,17 @@ impl Pipeline {
     }
 
     /// An empty block for the framer.
-    pub(crate) fn new_block(&self) -> Block {
-        Block::new(self.shared.schema.streams.len())
+    pub(crate) fn new_block(&mut self) -> Block {
+        let mut block = Block::new(self.shared.schema.streams.len());
+        if let Some((raw, recs)) = self.buffers.pop() {
+            (block.raw, block.recs) = (raw, recs);
+        } else {
+            // Room for a block and the record that ends it.
+            block
+                .raw
+                .reserve(self.block_bytes + RECORD_HEADER_LEN + usize::from(u16::MAX));
+        }
+        block
     }
 
     /// The selection of `dst`, shared with the blocks already decoded for an equal one.
@@ -427,7 +440,12 @@ impl Pipeline {
     }
 
     /// Keeps the emptied batches of a consumed block for the next one.
-    fn recycle(&mut self, block: Block) {
+    fn recycle(&mut self, mut block: Block) {
+        if self.buffers.len() < self.workers.len() * BLOCKS_PER_WORKER {
+            block.raw.clear();
+            block.recs.clear();
+            self.buffers.push((block.raw, block.recs));
+        }
         let Some((sel, mut set)) = block.decoded else {
             return;
         };
