@@ -100,11 +100,12 @@ pub struct UsvlogRecording<R> {
 }
 
 /// Environment variable that sets the number of USVLOG decoding threads of the batch path
-/// (0: decode on the caller's thread), for measurements; by default one per core up to
-/// [`MAX_DECODE_THREADS`], none on a single core.
+/// (0: decode on the caller's thread), for measurements; by default one per core besides the
+/// caller's, up to [`MAX_DECODE_THREADS`], none on a single core.
 pub const DECODE_THREADS_ENV: &str = "RECFMT_USVLOG_DECODE_THREADS";
-/// Most decoding threads used by default.
-pub const MAX_DECODE_THREADS: usize = 2;
+/// Most decoding threads used by default. On two cores one worker beside the framing thread
+/// measured as fast as two (0.25 s against 0.26 s for 400 MB) with less CPU time.
+pub const MAX_DECODE_THREADS: usize = 3;
 
 /// The default number of decoding threads (see [`DECODE_THREADS_ENV`]).
 fn default_decode_threads() -> usize {
@@ -117,7 +118,8 @@ fn default_decode_threads() -> usize {
     match std::thread::available_parallelism().map_or(1, std::num::NonZero::get) {
         // One core: a thread would only add hand-over costs.
         1 => 0,
-        n => n.min(MAX_DECODE_THREADS),
+        // The caller's thread frames records and takes the decoded blocks.
+        n => (n - 1).min(MAX_DECODE_THREADS),
     }
 }
 
