@@ -84,6 +84,9 @@ pub(crate) struct Shared {
     pub(crate) unknown_stream: usize,
 }
 
+/// Where a record starts in a block's bytes, and its stream.
+type RecordStart = (u32, u32);
+
 /// Whole records, in file order, as the framer kept them (records that yield no row, such as
 /// a short payload skipped as corrupt, are left out), and their decoded columns.
 #[derive(Debug)]
@@ -91,7 +94,7 @@ pub(crate) struct Block {
     /// The records back to back: a 12-byte header, then the payload.
     raw: Vec<u8>,
     /// Start in `raw` and stream of each record.
-    recs: Vec<(u32, u32)>,
+    recs: Vec<RecordStart>,
     /// Records of each stream.
     counts: Vec<usize>,
     /// True when the framer failed (strict) right after the last record, which it kept: a
@@ -311,7 +314,7 @@ pub(crate) struct Pipeline {
     spare: Vec<(Arc<Selection>, BatchSet)>,
     /// Byte and record buffers of consumed blocks, for the framer to fill again: fresh ones
     /// per block cost page faults and regrowth.
-    buffers: Vec<(Vec<u8>, Vec<(u32, u32)>)>,
+    buffers: Vec<(Vec<u8>, Vec<RecordStart>)>,
     /// The selection of the last call, shared by the blocks decoded for it.
     sel: Option<Arc<Selection>>,
     pub(crate) block_bytes: usize,
