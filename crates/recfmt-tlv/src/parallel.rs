@@ -28,7 +28,7 @@ use crate::record::{RECORD_HEADER_LEN, RecordHeader};
 /// Bytes of records per block by default: large enough that the per-block costs (a channel
 /// round trip, fresh column vectors) vanish, small enough that a few blocks in flight keep the
 /// memory far under the 200 MB budget.
-pub const DEFAULT_BLOCK_BYTES: usize = 1 << 20;
+pub const DEFAULT_BLOCK_BYTES: usize = 1 << 19;
 /// Largest block accepted by [`crate::UsvlogRecording::set_block_bytes`]; record starts in a
 /// block are `u32` offsets.
 pub const MAX_BLOCK_BYTES: usize = 64 << 20;
