@@ -65,6 +65,7 @@ mod header;
 pub mod io;
 mod layout;
 mod meta;
+mod parallel;
 mod probe;
 mod record;
 mod recording;
@@ -80,7 +81,8 @@ pub use meta::Meta;
 pub use probe::{FORMAT, score, score_dir};
 pub use record::{RECORD_HEADER_LEN, Record, RecordHeader, RecordRef};
 pub use recording::{
-    EVENTS_STREAM, INFO, MAX_EVENT_LINE_LEN, SessionPaths, UNKNOWN_STREAM, UsvlogRecording,
+    DECODE_THREADS_ENV, EVENTS_STREAM, INFO, MAX_DECODE_THREADS, MAX_EVENT_LINE_LEN, SessionPaths,
+    UNKNOWN_STREAM, UsvlogRecording,
 };
 pub use writer::{UsvlogRecordingWriter, copy_session};
 
