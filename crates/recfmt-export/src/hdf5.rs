@@ -194,7 +194,7 @@ pub struct Hdf5Options {
     pub skip_omitted_values: bool,
     /// Threads that compress full chunks (shuffle + deflate) beside the thread calling
     /// [`Hdf5Writer::write_batch`], which keeps writing them into the file in order; `0`
-    /// (the default) means one per core ([`std::thread::available_parallelism`]), `1`
+    /// (the default) means one per core ([`std::thread::available_parallelism`]), at most 4, `1`
     /// compresses on the calling thread. The file is the same either way. See
     /// [the module docs](self#parallel-compression).
     pub compression_threads: usize,
@@ -651,13 +651,20 @@ impl StoredColumn {
 /// only adds chunk buffers in flight once the writing thread sets the pace.
 const MAX_COMPRESSION_THREADS: usize = 16;
 
+/// At most this many by default (one per core): each thread keeps up to two chunks of up to
+/// a few MiB in flight with their spare buffers, so memory must not follow a large machine's
+/// core count, and a few compressing threads already outpace the one writing the file.
+const DEFAULT_MAX_COMPRESSION_THREADS: usize = 4;
+
 /// How many threads compress chunks beside the writing thread, or `None` to compress on it:
 /// without compression there is nothing to share out, and with one core a worker would only
 /// add a copy of every chunk.
 fn compression_threads(options: &Hdf5Options) -> Option<usize> {
     options.deflate?;
     let threads = match options.compression_threads {
-        0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        0 => std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(DEFAULT_MAX_COMPRESSION_THREADS),
         n => n,
     };
     (threads > 1).then_some(threads.min(MAX_COMPRESSION_THREADS))
@@ -929,8 +936,9 @@ impl Compressor {
 }
 
 impl Drop for Compressor {
-    /// Stops and joins the workers; chunks still in flight are dropped (a writer is dropped
-    /// without [`Hdf5Writer::finish`] only when its file is being thrown away).
+    /// Stops and joins the workers; the results of chunks still in flight are thrown away (a
+    /// writer is dropped without [`Hdf5Writer::finish`] only when its file is being thrown
+    /// away). Chunks already queued are still compressed first: at most two per worker.
     fn drop(&mut self) {
         self.jobs = None;
         self.in_flight.clear();

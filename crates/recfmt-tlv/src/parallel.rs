@@ -435,9 +435,11 @@ impl Pipeline {
         if self.ready.is_empty() && self.sent > self.received {
             let n = self.workers.len() as u64;
             let worker = &self.workers[(self.received % n) as usize];
-            let block = worker.done.recv().map_err(|_| worker_gone())??;
+            let decoded = worker.done.recv().map_err(|_| worker_gone())?;
+            // Counted before a decoding error is passed on, so that the next block is taken
+            // from the next worker, in file order.
             self.received += 1;
-            self.ready.push_back(block);
+            self.ready.push_back(decoded?);
         }
         Ok(self.ready.front_mut())
     }
@@ -580,9 +582,13 @@ fn worker_gone() -> Error {
 
 impl Drop for Pipeline {
     fn drop(&mut self) {
-        // Closing the queues ends the workers' loops; each finishes at most its current block.
+        // Closing the job queues ends the workers' loops, and dropping the result queues makes
+        // a worker's next hand-over fail, so each stops after at most the block it is on and
+        // one queued block, and none waits on a full result queue while it is joined.
         for worker in &mut self.workers {
             drop(worker.jobs.take());
+            let (_, closed) = sync_channel(0);
+            drop(std::mem::replace(&mut worker.done, closed));
         }
         for worker in &mut self.workers {
             if let Some(handle) = worker.handle.take() {

@@ -147,7 +147,8 @@ pub fn validate(
         });
         (stats, findings)
     });
-    // A failed read is reported before a failed check, as when they ran one after the other.
+    // A failed read is reported before a failed check, as when they ran one after the other
+    // (it waits for the check to end: the check cannot be interrupted).
     let stats = stats?;
     let findings = findings.transpose()?;
     for (desc, s) in reader.schema().streams.iter().zip(&stats.streams) {
