@@ -980,38 +980,43 @@ impl StreamBatch {
     /// null), from the time column `desc` names: what [`FrameBuf::time_seconds`] gives row by
     /// row.
     pub fn times(&self, desc: &crate::StreamDesc) -> Vec<Option<f64>> {
+        let mut times = Vec::with_capacity(self.rows);
+        self.for_each_time(desc, |t| times.push(t));
+        times
+    }
+
+    /// Calls `f` with the time of every row in order, as [`StreamBatch::times`] gives them,
+    /// without collecting them first: a scan over every row of a recording (`validate`,
+    /// `info`) needs only a running minimum, maximum and order check.
+    pub fn for_each_time(&self, desc: &crate::StreamDesc, mut f: impl FnMut(Option<f64>)) {
         let Some(column) = self.columns.get(desc.time) else {
-            return vec![None; self.rows];
+            (0..self.rows).for_each(|_| f(None));
+            return;
         };
         let base = desc.time_base;
-        let seconds = |x: f64| Some(base.to_seconds_f64(x));
+        let valid = column.validity();
+        let is_valid = |row: usize| valid.is_none_or(|v| v.get(row).copied().unwrap_or(true));
         macro_rules! scalar {
             ($v:expr) => {
-                $v.iter()
-                    .take(self.rows)
-                    .map(|&x| seconds(x as f64))
-                    .collect::<Vec<_>>()
+                for (row, &x) in $v.iter().take(self.rows).enumerate() {
+                    f(is_valid(row).then(|| base.to_seconds_f64(x as f64)));
+                }
             };
         }
-        let mut times = match (&column.data, column.width()) {
+        match (&column.data, column.width()) {
             (ColumnData::U64(v), Some(1)) => scalar!(v),
             (ColumnData::I64(v), Some(1)) => scalar!(v),
             (ColumnData::F64(v), Some(1)) => scalar!(v),
             (ColumnData::F32(v), Some(1)) => scalar!(v),
             (ColumnData::U32(v), Some(1)) => scalar!(v),
             (ColumnData::I32(v), Some(1)) => scalar!(v),
-            _ => (0..self.rows)
-                .map(|r| column.value(r).as_f64().and_then(seconds))
-                .collect(),
-        };
-        if let Some(valid) = column.validity() {
-            for (t, &ok) in times.iter_mut().zip(valid) {
-                if !ok {
-                    *t = None;
+            _ => {
+                for row in 0..self.rows {
+                    let seconds = column.value(row).as_f64().map(|x| base.to_seconds_f64(x));
+                    f(seconds.filter(|_| is_valid(row)));
                 }
             }
         }
-        times
     }
 
     /// Row `row` as values, as the row path gives it.

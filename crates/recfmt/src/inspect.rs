@@ -83,14 +83,15 @@ pub fn scan(reader: &mut dyn RecordingReader) -> recfmt_core::Result<ScanStats> 
                 continue;
             };
             s.rows += batch.rows() as u64;
-            for t in batch.times(desc).into_iter().flatten() {
+            batch.for_each_time(desc, |t| {
+                let Some(t) = t else { return };
                 s.start = Some(s.start.map_or(t, |v| v.min(t)));
                 s.end = Some(s.end.map_or(t, |v| v.max(t)));
                 if s.last.is_some_and(|last| t < last) {
                     s.backwards += 1;
                 }
                 s.last = Some(t);
-            }
+            });
         }
         if !more {
             return Ok(stats);
