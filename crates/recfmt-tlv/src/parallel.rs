@@ -298,6 +298,21 @@ pub(crate) enum End {
     Failed(Error),
 }
 
+impl Pipeline {
+    /// Whether the framed records have ended: `Ok(true)` at their end (kept, so every later
+    /// call says so again), the error they failed with (once), `Ok(false)` while they go on.
+    pub(crate) fn ended(&mut self) -> Result<bool> {
+        match self.end.take() {
+            Some(End::Records) => {
+                self.end = Some(End::Records);
+                Ok(true)
+            }
+            Some(End::Failed(e)) => Err(e),
+            None => Ok(false),
+        }
+    }
+}
+
 /// Blocks in flight and ready, in file order.
 #[derive(Debug)]
 pub(crate) struct Pipeline {

@@ -425,14 +425,11 @@ impl<R: Read> UsvlogRecording<R> {
             match p.fill_next_block(dst, &sel)? {
                 Some(true) => return Ok(true),
                 Some(false) => {}
-                None => match p.end.take() {
-                    Some(End::Records) => {
-                        p.end = Some(End::Records);
+                None => {
+                    if p.ended()? {
                         return Ok(false);
                     }
-                    Some(End::Failed(e)) => return Err(e),
-                    None => {}
-                },
+                }
             }
         }
     }
@@ -446,13 +443,8 @@ impl<R: Read> UsvlogRecording<R> {
             if p.next_frame(dst)?.is_some() {
                 return Ok(true);
             }
-            match p.end.take() {
-                Some(End::Records) => {
-                    p.end = Some(End::Records);
-                    return Ok(false);
-                }
-                Some(End::Failed(e)) => return Err(e),
-                None => {}
+            if p.ended()? {
+                return Ok(false);
             }
         }
         self.next_record_frame(dst)

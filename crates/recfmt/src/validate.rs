@@ -121,14 +121,14 @@ pub fn validate(
     // The format's own checks (ICAREC: SHA-256 of every data file; NanoVer: its record
     // checker) read the input a second time and do not depend on the scan, so they run on
     // another thread beside it: validate takes the longer of the two, not their sum.
-    let check = match registry.by_id(reader.header().format) {
-        Some(format) => match format.validate {
-            Some(validator) => Some((
-                validator.check,
-                options.open.read_options_for(registry, format)?,
-            )),
-            None => None,
-        },
+    let validator = registry
+        .by_id(reader.header().format)
+        .and_then(|format| Some((format, format.validate?)));
+    let check = match validator {
+        Some((format, validator)) => Some((
+            validator.check,
+            options.open.read_options_for(registry, format)?,
+        )),
         None => None,
     };
     let (stats, findings) = std::thread::scope(|scope| {
