@@ -174,7 +174,11 @@ impl CarlaRecording<BufReader<File>> {
     pub fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
         let file = File::open(path)?;
         let total = file.metadata().ok().map(|m| m.len());
-        let mut rec = CarlaRecording::new_seekable(BufReader::new(file), options, None)?;
+        let mut rec = CarlaRecording::new_seekable(
+            BufReader::with_capacity(crate::io::FILE_BUFFER, file),
+            options,
+            None,
+        )?;
         rec.total = total;
         Ok(rec)
     }

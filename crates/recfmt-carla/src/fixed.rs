@@ -172,7 +172,8 @@ impl FixedLayout {
 
     /// Appends records `first..first + rows` of a body that passed [`FixedLayout::check`] to
     /// `columns` (which passed [`FixedLayout::columns_match`]), with `elapsed` and `frame`
-    /// in the first two columns. The caller commits the rows.
+    /// in the first two columns. Skipped columns (see `BatchSet::with_columns`) are left
+    /// empty, so a scan of the time columns decodes nothing else. The caller commits the rows.
     pub(crate) fn append(
         &self,
         body: &[u8],
@@ -184,18 +185,36 @@ impl FixedLayout {
     ) {
         let records = body.get(2..).unwrap_or_default();
         let run = || records.chunks_exact(self.size).skip(first).take(rows);
-        if let Some(ColumnData::F64(v)) = columns.get_mut(0).map(ColumnBuf::data_mut) {
+        if let Some(ColumnData::F64(v)) = columns.get_mut(0).and_then(read) {
             v.extend(std::iter::repeat_n(elapsed, rows));
         }
-        if let Some(ColumnData::U64(v)) = columns.get_mut(1).map(ColumnBuf::data_mut) {
+        if let Some(ColumnData::U64(v)) = columns.get_mut(1).and_then(read) {
             v.extend(std::iter::repeat_n(frame, rows));
         }
         for field in &self.fields {
             let at = field.at;
-            let Some(column) = columns.get_mut(field.column) else {
+            if field.ty == FieldType::Vector {
+                // Three columns, each of which may be skipped on its own.
+                for k in 0..3 {
+                    let Some(column) = columns.get_mut(field.column + k).and_then(read) else {
+                        continue;
+                    };
+                    match (self.width, column) {
+                        (VectorWidth::F32, ColumnData::F32(v)) => {
+                            v.extend(run().map(|r| f32::from_le_bytes(le(r, at + 4 * k))));
+                        }
+                        (VectorWidth::F64, ColumnData::F64(v)) => {
+                            v.extend(run().map(|r| f64::from_le_bytes(le(r, at + 8 * k))));
+                        }
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            let Some(column) = columns.get_mut(field.column).and_then(read) else {
                 continue;
             };
-            match (field.ty, column.data_mut()) {
+            match (field.ty, column) {
                 (FieldType::U32, ColumnData::U32(v)) => {
                     v.extend(run().map(|r| u32::from_le_bytes(le(r, at))));
                 }
@@ -211,26 +230,15 @@ impl FixedLayout {
                 (FieldType::F32, ColumnData::F32(v)) => {
                     v.extend(run().map(|r| f32::from_le_bytes(le(r, at))));
                 }
-                (FieldType::Vector, _) => {
-                    for k in 0..3 {
-                        let Some(column) = columns.get_mut(field.column + k) else {
-                            continue;
-                        };
-                        match (self.width, column.data_mut()) {
-                            (VectorWidth::F32, ColumnData::F32(v)) => {
-                                v.extend(run().map(|r| f32::from_le_bytes(le(r, at + 4 * k))));
-                            }
-                            (VectorWidth::F64, ColumnData::F64(v)) => {
-                                v.extend(run().map(|r| f64::from_le_bytes(le(r, at + 8 * k))));
-                            }
-                            _ => {}
-                        }
-                    }
-                }
                 _ => {}
             }
         }
     }
+}
+
+/// The values of `column`, or `None` when the caller skipped it.
+fn read(column: &mut ColumnBuf) -> Option<&mut ColumnData> {
+    (!column.is_skipped()).then(|| column.data_mut())
 }
 
 /// `N` bytes of `record` at `at` (zeros past its end, which a checked body never reaches).

@@ -70,7 +70,8 @@ fn build_option(options: &FormatOptions) -> recfmt_core::Result<Option<Flavour>>
 fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn RecordingReader>> {
     match build_option(&options.format_options)? {
         Some(flavour) => {
-            let file = BufReader::new(File::open(path).in_file(path)?);
+            let file =
+                BufReader::with_capacity(crate::io::FILE_BUFFER, File::open(path).in_file(path)?);
             let recording =
                 CarlaRecording::new_seekable(file, options, Some(flavour)).in_file(path)?;
             Ok(Box::new(recording))
@@ -106,7 +107,7 @@ fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<re
 fn copy_packets(source: &Path, target: &Path) -> Result<Integrity, Error> {
     use crate::Packet;
     let mut integrity = Integrity::default();
-    let file = BufReader::new(File::open(source)?);
+    let file = BufReader::with_capacity(crate::io::FILE_BUFFER, File::open(source)?);
     let mut reader = crate::Reader::new(file);
     let header = reader.read_header()?;
     let flavour = reader.detect_flavour()?;

@@ -580,7 +580,8 @@ impl FgTape {
 
     /// The batch path of [`Self::signals_row`]: appends the signal block of the frame just
     /// read to the `signals` batch when `dst` wants it. The block length is checked either
-    /// way, so an unwanted stream fails where the row path fails.
+    /// way, so an unwanted stream fails where the row path fails. The columns were checked
+    /// by [`Self::check_signal_columns`] at the start of the batch call.
     fn signals_batch(&self, time: f64, dst: &mut BatchSet) -> crate::Result<()> {
         let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
             return Ok(());
@@ -598,8 +599,8 @@ impl FgTape {
                 "the signals stream has no time column",
             ));
         };
-        layout.decode_columns(block, columns)?;
-        if let ColumnData::F64(t) = t.data_mut() {
+        layout.append_columns(block, columns);
+        if let (false, ColumnData::F64(t)) = (t.is_skipped(), t.data_mut()) {
             t.push(time);
         }
         batch.commit_rows(1);

@@ -368,6 +368,14 @@ impl SignalLayout {
                 "the columns do not match the signal layout".to_string(),
             ));
         }
+        self.append_columns(block, columns);
+        Ok(())
+    }
+
+    /// [`SignalLayout::decode_columns`] for a caller that has checked the block length and
+    /// the columns already: once per batch rather than once per frame, since a frame is a
+    /// few hundred bytes. Skipped columns (see `BatchSet::with_columns`) are left empty.
+    pub(crate) fn append_columns(&self, block: &[u8], columns: &mut [ColumnBuf]) {
         let mut columns = columns.iter_mut();
         let mut offset = 0usize;
         macro_rules! numbers {
@@ -376,6 +384,9 @@ impl SignalLayout {
                 let n = self.counts[$slot];
                 let bytes = block.get(offset..offset + n * SIZE).unwrap_or_default();
                 for (column, chunk) in columns.by_ref().take(n).zip(bytes.chunks_exact(SIZE)) {
+                    if column.is_skipped() {
+                        continue;
+                    }
                     if let (ColumnData::$variant(v), Ok(b)) =
                         (column.data_mut(), <[u8; SIZE]>::try_from(chunk))
                     {
@@ -391,12 +402,11 @@ impl SignalLayout {
         numbers!(3, I16, i16);
         numbers!(4, I8, i8);
         let bits = block.get(offset..).unwrap_or_default();
-        for (i, column) in columns.enumerate() {
+        for (i, column) in columns.enumerate().filter(|(_, c)| !c.is_skipped()) {
             if let ColumnData::Bool(v) = column.data_mut() {
                 v.push(bits.get(i >> 3).is_some_and(|b| b & (1 << (i & 7)) != 0));
             }
         }
-        Ok(())
     }
 
     /// Decodes a whole signal block.

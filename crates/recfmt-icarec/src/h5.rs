@@ -885,7 +885,8 @@ impl IcarusH5Recording {
                     .zip(windows())
                     .all(|(c, w)| copy_run(c.data_mut(), w, i, n, false));
             if fits {
-                for (c, w) in batch.columns_mut().iter_mut().zip(windows()) {
+                let columns = batch.columns_mut().iter_mut().zip(windows());
+                for (c, w) in columns.filter(|(c, _)| !c.is_skipped()) {
                     copy_run(c.data_mut(), w, i, n, true);
                 }
                 batch.commit_rows(n);

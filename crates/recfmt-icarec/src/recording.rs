@@ -440,7 +440,8 @@ fn irregular_int32(slot: i64) -> bool {
 }
 
 /// Appends the values of `frames` (whole frames of `stride` bytes) to the dynamic batch, one
-/// column at a time. The caller has checked the columns' types with `batch_fits`.
+/// column at a time. The caller has checked the columns' types with `batch_fits`. Skipped
+/// columns (see `BatchSet::with_columns`) are left empty: `validate` reads times only.
 fn decode_frames(
     batch: &mut StreamBatch,
     plan: &[ColumnPlan],
@@ -457,11 +458,15 @@ fn decode_frames(
     let Some((time, rest)) = columns.split_first_mut() else {
         return Err(mismatch());
     };
-    let ColumnData::F64(t) = time.data_mut() else {
-        return Err(mismatch());
-    };
-    t.extend(rows().map(|f| f64_at(f, 0)));
+    match (time.is_skipped(), time.data_mut()) {
+        (true, _) => {}
+        (false, ColumnData::F64(t)) => t.extend(rows().map(|f| f64_at(f, 0))),
+        (false, _) => return Err(mismatch()),
+    }
     for (column, plan) in rest.iter_mut().zip(plan) {
+        if column.is_skipped() {
+            continue;
+        }
         match (column.data_mut(), plan.at) {
             (ColumnData::F64(v), Some(at)) => v.extend(rows().map(|f| f64_at(f, at))),
             (ColumnData::I64(v), Some(at)) => v.extend(rows().map(|f| i64_at(f, at))),
