@@ -1019,9 +1019,123 @@ impl StreamBatch {
         }
     }
 
+    /// The first, last, smallest and largest time of this batch's rows and how many go back
+    /// in time, as a fold of [`StreamBatch::for_each_time`] gives them, in one pass the
+    /// compiler vectorises where every row has a time: the per-row closure cost a `validate`
+    /// of 1 GB of USVLOG about a fifth of its time.
+    pub fn time_summary(&self, desc: &crate::StreamDesc) -> TimeSummary {
+        let base = desc.time_base;
+        let dense = self
+            .columns
+            .get(desc.time)
+            .filter(|c| c.validity.is_empty());
+        macro_rules! dense {
+            ($v:expr) => {{
+                let mut summary = TimeSummary::default();
+                let mut times = [0f64; TimeSummary::BLOCK];
+                for block in $v[..self.rows.min($v.len())].chunks(TimeSummary::BLOCK) {
+                    let times = &mut times[..block.len()];
+                    for (t, &x) in times.iter_mut().zip(block) {
+                        *t = base.to_seconds_f64(x as f64);
+                    }
+                    summary.add_block(times);
+                }
+                summary
+            }};
+        }
+        match dense.map(|c| (&c.data, c.width())) {
+            Some((ColumnData::F64(v), Some(1))) => dense!(v),
+            Some((ColumnData::U64(v), Some(1))) => dense!(v),
+            Some((ColumnData::I64(v), Some(1))) => dense!(v),
+            Some((ColumnData::F32(v), Some(1))) => dense!(v),
+            Some((ColumnData::U32(v), Some(1))) => dense!(v),
+            Some((ColumnData::I32(v), Some(1))) => dense!(v),
+            _ => {
+                let mut summary = TimeSummary::default();
+                self.for_each_time(desc, |t| {
+                    if let Some(t) = t {
+                        summary.add_block(&[t]);
+                    }
+                });
+                summary
+            }
+        }
+    }
+
     /// Row `row` as values, as the row path gives it.
     pub fn row_values(&self, row: usize) -> Vec<Value> {
         self.columns.iter().map(|c| c.value(row)).collect()
+    }
+}
+
+/// A summary of the times of consecutive rows: see [`StreamBatch::time_summary`]. Rows
+/// without a time are left out; NaN times count in no minimum or maximum (unless every time
+/// is NaN) and never as going back, as `f64::min` and `<` treat them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TimeSummary {
+    /// The time of the first row that has one.
+    pub first: Option<f64>,
+    /// The time of the last row that has one.
+    pub last: Option<f64>,
+    /// The smallest time.
+    pub min: Option<f64>,
+    /// The largest time.
+    pub max: Option<f64>,
+    /// Rows whose time is earlier than the time of the row with a time before them.
+    pub backwards: u64,
+}
+
+impl TimeSummary {
+    /// Times converted and summarised at a time: small enough for the stack and L1.
+    const BLOCK: usize = 512;
+
+    /// Adds the rows summarised by `next`, which come after these rows.
+    pub fn merge(&mut self, next: &TimeSummary) {
+        let (Some(first), Some(last)) = (next.first, next.last) else {
+            return;
+        };
+        if self.last.is_some_and(|before| first < before) {
+            self.backwards += 1;
+        }
+        self.backwards += next.backwards;
+        self.first = self.first.or(Some(first));
+        self.last = Some(last);
+        self.min = match (self.min, next.min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max = match (self.max, next.max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Adds consecutive times, with eight independent lanes so that the loop vectorises.
+    fn add_block(&mut self, times: &[f64]) {
+        let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+            return;
+        };
+        let mut low = [f64::NAN; 8];
+        let mut high = [f64::NAN; 8];
+        let lanes = times.chunks_exact(8);
+        for &t in lanes.remainder() {
+            low[0] = low[0].min(t);
+            high[0] = high[0].max(t);
+        }
+        for lane in lanes {
+            for i in 0..8 {
+                low[i] = low[i].min(lane[i]);
+                high[i] = high[i].max(lane[i]);
+            }
+        }
+        let backwards = times.windows(2).filter(|w| w[1] < w[0]).count() as u64;
+        self.merge(&TimeSummary {
+            first: Some(first),
+            last: Some(last),
+            min: Some(low.iter().copied().fold(f64::NAN, f64::min)),
+            max: Some(high.iter().copied().fold(f64::NAN, f64::max)),
+            backwards,
+        });
     }
 }
 
@@ -1440,6 +1554,86 @@ mod tests {
             SignalDesc::scalar("l", DType::I16).with_shape(Shape::Variable),
             SignalDesc::scalar("s", DType::Str),
         ]
+    }
+
+    /// [`StreamBatch::time_summary`] against the row-by-row fold a scan used to make, over
+    /// lengths around the block and lane sizes, NaN times, times going back, and nulls.
+    #[test]
+    fn time_summary_is_the_fold_of_every_row() {
+        fn fold(batch: &StreamBatch, desc: &StreamDesc) -> TimeSummary {
+            let mut s = TimeSummary::default();
+            batch.for_each_time(desc, |t| {
+                let Some(t) = t else { return };
+                s.first = s.first.or(Some(t));
+                s.min = Some(s.min.map_or(t, |v| v.min(t)));
+                s.max = Some(s.max.map_or(t, |v| v.max(t)));
+                if s.last.is_some_and(|last| t < last) {
+                    s.backwards += 1;
+                }
+                s.last = Some(t);
+            });
+            s
+        }
+        let bits = |x: Option<f64>| x.map(f64::to_bits);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in [0usize, 1, 7, 8, 9, 63, 511, 512, 513, 1500] {
+            for (dtype, nulls, nans) in [
+                (DType::F64, false, false),
+                (DType::F64, false, true),
+                (DType::F64, true, true),
+                (DType::U64, false, false),
+                (DType::I32, true, false),
+            ] {
+                let signals = vec![SignalDesc::scalar("t", dtype)];
+                let desc = StreamDesc::new("S", signals[0].clone(), TimeBase::MICROSECONDS);
+                let values: Vec<Value> = (0..len)
+                    .map(|i| {
+                        let r = next();
+                        let t = i as f64 * 10.0 - (r % 25) as f64;
+                        if nulls && r % 11 == 0 {
+                            Value::Null
+                        } else if nans && r % 13 == 0 {
+                            Value::Float(f64::NAN)
+                        } else {
+                            match dtype {
+                                DType::F64 => Value::Float(t),
+                                DType::U64 => Value::UInt(t.max(0.0) as u64),
+                                _ => Value::Int(t as i64),
+                            }
+                        }
+                    })
+                    .collect();
+                let batch_of = |values: &[Value]| {
+                    let mut batch = StreamBatch::new(0, &signals, values.len());
+                    for v in values {
+                        batch.push_values(std::slice::from_ref(v)).unwrap();
+                    }
+                    batch
+                };
+                let batch = batch_of(&values);
+                let what = format!("{len} rows of {dtype:?}, nulls {nulls}, NaN {nans}");
+                let same = |want: &TimeSummary, got: &TimeSummary, how: &str| {
+                    assert_eq!(bits(want.first), bits(got.first), "{what}{how}: first");
+                    assert_eq!(bits(want.last), bits(got.last), "{what}{how}: last");
+                    assert_eq!(bits(want.min), bits(got.min), "{what}{how}: min");
+                    assert_eq!(bits(want.max), bits(got.max), "{what}{how}: max");
+                    assert_eq!(want.backwards, got.backwards, "{what}{how}: backwards");
+                };
+                let want = fold(&batch, &desc);
+                same(&want, &batch.time_summary(&desc), "");
+                // Two batches of consecutive rows, merged, summarise as the whole.
+                let (head, tail) = values.split_at(len / 3);
+                let mut merged = batch_of(head).time_summary(&desc);
+                merged.merge(&batch_of(tail).time_summary(&desc));
+                same(&want, &merged, ", merged");
+            }
+        }
     }
 
     #[test]

@@ -44,8 +44,8 @@ mod write;
 
 pub use atomic::{AtomicFile, DirLock, Replace, TempPath};
 pub use batch::{
-    BatchSet, BatchValueError, ColumnBuf, ColumnData, NativeElement, StreamBatch, VarBytes,
-    read_batches_by_rows,
+    BatchSet, BatchValueError, ColumnBuf, ColumnData, NativeElement, StreamBatch, TimeSummary,
+    VarBytes, read_batches_by_rows,
 };
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;

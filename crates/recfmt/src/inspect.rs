@@ -83,15 +83,16 @@ pub fn scan(reader: &mut dyn RecordingReader) -> recfmt_core::Result<ScanStats> 
                 continue;
             };
             s.rows += batch.rows() as u64;
-            batch.for_each_time(desc, |t| {
-                let Some(t) = t else { return };
-                s.start = Some(s.start.map_or(t, |v| v.min(t)));
-                s.end = Some(s.end.map_or(t, |v| v.max(t)));
-                if s.last.is_some_and(|last| t < last) {
-                    s.backwards += 1;
-                }
-                s.last = Some(t);
-            });
+            let mut times = recfmt_core::TimeSummary {
+                first: None,
+                last: s.last,
+                min: s.start,
+                max: s.end,
+                backwards: s.backwards,
+            };
+            times.merge(&batch.time_summary(desc));
+            (s.start, s.end, s.last, s.backwards) =
+                (times.min, times.max, times.last, times.backwards);
         }
         if !more {
             return Ok(stats);
