@@ -179,6 +179,12 @@ pub struct FgTape {
     values: Vec<SignalValue>,
     /// The row the batch path builds multiplayer and extra-property rows in.
     row: FrameBuf,
+    /// Whether the batch being filled keeps any signal column besides the time (`validate`
+    /// keeps none): set by [`Self::check_signal_columns`] at the start of each batch call.
+    signal_columns_kept: bool,
+    /// Signal rows appended to the batch but not yet committed: a commit pads every
+    /// column, so rows are committed together, not one per frame.
+    uncommitted: usize,
     streams: [Option<usize>; 3],
     size: u64,
     done: bool,
@@ -493,6 +499,8 @@ impl FgTape {
             pending: VecDeque::new(),
             values: Vec::new(),
             row: FrameBuf::default(),
+            signal_columns_kept: true,
+            uncommitted: 0,
             streams,
             size,
             done: false,
@@ -582,7 +590,7 @@ impl FgTape {
     /// read to the `signals` batch when `dst` wants it. The block length is checked either
     /// way, so an unwanted stream fails where the row path fails. The columns were checked
     /// by [`Self::check_signal_columns`] at the start of the batch call.
-    fn signals_batch(&self, time: f64, dst: &mut BatchSet) -> crate::Result<()> {
+    fn signals_batch(&mut self, time: f64, dst: &mut BatchSet) -> crate::Result<()> {
         let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
             return Ok(());
         };
@@ -599,17 +607,26 @@ impl FgTape {
                 "the signals stream has no time column",
             ));
         };
-        layout.append_columns(block, columns);
+        if self.signal_columns_kept {
+            layout.append_columns(block, columns);
+        }
         if let (false, ColumnData::F64(t)) = (t.is_skipped(), t.data_mut()) {
             t.push(time);
         }
-        batch.commit_rows(1);
+        self.uncommitted += 1;
         Ok(())
+    }
+
+    /// Commits the `signals` rows appended since the last commit.
+    fn commit_signal_rows(&mut self, dst: &mut BatchSet) {
+        if let (Some(stream), n @ 1..) = (self.streams[0], std::mem::take(&mut self.uncommitted)) {
+            dst.stream_mut(stream).commit_rows(n);
+        }
     }
 
     /// Checks once per batch call that the `signals` columns are the ones the layout decodes
     /// into, so a decode never stops half way through a row.
-    fn check_signal_columns(&self, dst: &BatchSet) -> crate::Result<()> {
+    fn check_signal_columns(&mut self, dst: &BatchSet) -> crate::Result<()> {
         let (Some(layout), Some(stream)) = (&self.layout, self.streams[0]) else {
             return Ok(());
         };
@@ -617,6 +634,7 @@ impl FgTape {
             return Ok(());
         }
         let columns = dst.stream(stream).columns();
+        self.signal_columns_kept = columns.iter().skip(1).any(|c| !c.is_skipped());
         let time_ok = columns
             .first()
             .is_some_and(|c| c.dtype() == DType::F64 && c.width() == Some(1));
@@ -733,8 +751,19 @@ impl FgTape {
     /// and unwanted ones are dropped without decoding.
     fn next_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
         self.check_signal_columns(dst)?;
+        let result = self.fill_batches(dst);
+        // Appended rows are committed whatever ended the call, so an error leaves every
+        // complete row in the batch, as the row path does.
+        self.commit_signal_rows(dst);
+        result
+    }
+
+    /// The loop of [`Self::next_batches`]; `signals` rows are left uncommitted.
+    fn fill_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
+        let signals = self.streams[0];
         loop {
-            if dst.is_full() {
+            let signal_rows = signals.map_or(0, |s| dst.stream(s).rows()) + self.uncommitted;
+            if signal_rows >= dst.capacity() || dst.is_full() {
                 return Ok(true);
             }
             if let Some(p) = self.pending.front() {

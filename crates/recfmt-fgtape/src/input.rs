@@ -219,12 +219,17 @@ impl<R: BufRead> Input<R> {
     ) -> Result<()> {
         let start = self.position();
         out.clear();
+        // Straight into `out`, which grows a step at a time so that a length read from a
+        // cut file never sizes more than a step beyond the bytes that are there; `out` is
+        // reused from frame to frame, so after the first frame nothing is allocated.
+        const STEP: u64 = 64 * 1024;
         let mut left = len;
-        let mut chunk = [0u8; 8192];
         while left > 0 {
-            let want = left.min(chunk.len() as u64) as usize;
-            let n = self.read_full(&mut chunk[..want])?;
-            out.extend_from_slice(&chunk[..n]);
+            let want = left.min(STEP) as usize;
+            let filled = out.len();
+            out.resize(filled + want, 0);
+            let n = self.read_full(&mut out[filled..])?;
+            out.truncate(filled + n);
             if n < want {
                 let eof = Error::truncated(self.at(start), what);
                 return Err(self.short(eof));
