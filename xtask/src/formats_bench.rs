@@ -42,7 +42,10 @@
 //!   dropped once made: every value of every record decoded, nothing written (an export such
 //!   as `--to arrow` would also time writing as many bytes again);
 //! - `cat <the input's files> > /dev/null`;
-//! - `recfmt convert --to parquet` (zstd, the default) into a fresh folder.
+//! - `recfmt convert --to parquet` (zstd, the default) into a fresh folder;
+//! - for ICAREC only, whose validate must hash every byte to check the SHA-256 digests in
+//!   `metadata.json`: `openssl dgst -sha256 <the input's files>` (when `openssl` is on the
+//!   PATH), the time hashing alone takes, which a full read cannot beat.
 //!
 //! Outputs are deleted after each run. Prints a Markdown table with MB/s (input bytes / time)
 //! and the ratio `cat` time / read time against the goal (at least 0.25, a full read within 4x
@@ -104,6 +107,8 @@ struct Figures {
     every_value: f64,
     cat: f64,
     parquet: f64,
+    /// `openssl dgst -sha256` of the input (ICAREC only).
+    digest: Option<f64>,
 }
 
 /// `cargo xtask bench formats [--mb N] [--format NAME]`.
@@ -182,15 +187,16 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
     );
     println!(
         "| format | input MB | full read s | MB/s | cat s | MB/s | ratio cat/read | goal | \
-         every value s | MB/s | ratio cat/every value | to Parquet s | MB/s |"
+         every value s | MB/s | ratio cat/every value | to Parquet s | MB/s | \
+         openssl dgst -sha256 s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (input, f) in &results {
         let mb = input.bytes as f64 / 1e6;
         let ratio = f.cat / f.validate;
         println!(
             "| {} | {mb:.1} | {:.3} | {:.0} | {:.3} | {:.0} | {ratio:.2} | {} | {:.3} | {:.0} | \
-             {:.2} | {:.3} | {:.0} |",
+             {:.2} | {:.3} | {:.0} | {} |",
             input.format,
             f.validate,
             mb / f.validate,
@@ -202,6 +208,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
             f.cat / f.every_value,
             f.parquet,
             mb / f.parquet,
+            f.digest.map_or("-".into(), |d| format!("{d:.3}")),
         );
     }
     Ok(())
@@ -252,11 +259,33 @@ fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Res
             vec![cmd]
         },
     )?;
+    let has_openssl = Command::new("openssl")
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let digest = if name == "icarec" && has_openssl {
+        Some(best_of(
+            &format!("{name}: openssl dgst -sha256"),
+            out,
+            "digest",
+            false,
+            |_| {
+                let mut cmd = Command::new("openssl");
+                cmd.args(["dgst", "-sha256"]).args(&input.files);
+                vec![cmd]
+            },
+        )?)
+    } else {
+        None
+    };
     Ok(Figures {
         validate,
         every_value,
         cat,
         parquet,
+        digest,
     })
 }
 
