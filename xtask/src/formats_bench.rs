@@ -36,7 +36,7 @@
 //!   ICAREC, Icarus HDF5, FlightGear signals, CARLA's per-actor packets: their other columns
 //!   are skipped, not decoded) and runs the format's own checks (ICAREC: the schema checksum
 //!   and the SHA-256 digests in `metadata.json`; NanoVer: its record checker, a second pass).
-//!   NanoVer has no batch reader of its own, so its validate decodes every value;
+//!   NanoVer's batch reader leaves the skipped columns undecoded too, parsing every record;
 //! - **every value**: the `read_batches` example with `--one-pass` (release build): every
 //!   stream read in one pass through the public batch API into Arrow record batches, each
 //!   dropped once made: every value of every record decoded, nothing written (an export such
