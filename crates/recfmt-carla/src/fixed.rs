@@ -185,10 +185,10 @@ impl FixedLayout {
     ) {
         let records = body.get(2..).unwrap_or_default();
         let run = || records.chunks_exact(self.size).skip(first).take(rows);
-        if let Some(ColumnData::F64(v)) = columns.get_mut(0).and_then(read) {
+        if let Some(ColumnData::F64(v)) = columns.get_mut(0).and_then(ColumnBuf::kept_data_mut) {
             v.extend(std::iter::repeat_n(elapsed, rows));
         }
-        if let Some(ColumnData::U64(v)) = columns.get_mut(1).and_then(read) {
+        if let Some(ColumnData::U64(v)) = columns.get_mut(1).and_then(ColumnBuf::kept_data_mut) {
             v.extend(std::iter::repeat_n(frame, rows));
         }
         for field in &self.fields {
@@ -196,7 +196,10 @@ impl FixedLayout {
             if field.ty == FieldType::Vector {
                 // Three columns, each of which may be skipped on its own.
                 for k in 0..3 {
-                    let Some(column) = columns.get_mut(field.column + k).and_then(read) else {
+                    let Some(column) = columns
+                        .get_mut(field.column + k)
+                        .and_then(ColumnBuf::kept_data_mut)
+                    else {
                         continue;
                     };
                     match (self.width, column) {
@@ -211,7 +214,10 @@ impl FixedLayout {
                 }
                 continue;
             }
-            let Some(column) = columns.get_mut(field.column).and_then(read) else {
+            let Some(column) = columns
+                .get_mut(field.column)
+                .and_then(ColumnBuf::kept_data_mut)
+            else {
                 continue;
             };
             match (field.ty, column) {
@@ -234,11 +240,6 @@ impl FixedLayout {
             }
         }
     }
-}
-
-/// The values of `column`, or `None` when the caller skipped it.
-fn read(column: &mut ColumnBuf) -> Option<&mut ColumnData> {
-    (!column.is_skipped()).then(|| column.data_mut())
 }
 
 /// `N` bytes of `record` at `at` (zeros past its end, which a checked body never reaches).

@@ -359,6 +359,12 @@ impl ColumnBuf {
         &mut self.data
     }
 
+    /// [`ColumnBuf::data_mut`] for a column the caller asked for, `None` for a skipped one
+    /// (see [`BatchSet::with_columns`]), which a reader leaves empty.
+    pub fn kept_data_mut(&mut self) -> Option<&mut ColumnData> {
+        (!self.skipped).then_some(&mut self.data)
+    }
+
     /// Per-row validity, or `None` when every row holds a value.
     pub fn validity(&self) -> Option<&[bool]> {
         (!self.validity.is_empty()).then_some(&self.validity[..])

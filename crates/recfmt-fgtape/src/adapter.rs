@@ -610,7 +610,7 @@ impl FgTape {
         if self.signal_columns_kept {
             layout.append_columns(block, columns);
         }
-        if let (false, ColumnData::F64(t)) = (t.is_skipped(), t.data_mut()) {
+        if let Some(ColumnData::F64(t)) = t.kept_data_mut() {
             t.push(time);
         }
         self.uncommitted += 1;

@@ -458,10 +458,10 @@ fn decode_frames(
     let Some((time, rest)) = columns.split_first_mut() else {
         return Err(mismatch());
     };
-    match (time.is_skipped(), time.data_mut()) {
-        (true, _) => {}
-        (false, ColumnData::F64(t)) => t.extend(rows().map(|f| f64_at(f, 0))),
-        (false, _) => return Err(mismatch()),
+    match time.kept_data_mut() {
+        None => {}
+        Some(ColumnData::F64(t)) => t.extend(rows().map(|f| f64_at(f, 0))),
+        Some(_) => return Err(mismatch()),
     }
     for (column, plan) in rest.iter_mut().zip(plan) {
         if column.is_skipped() {

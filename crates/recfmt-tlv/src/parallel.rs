@@ -197,10 +197,12 @@ fn decode(
         let (t_us, type_id, payload) = block.record_at(start).ok_or_else(corrupt_block)?;
         let columns = set.stream_mut(stream).columns_mut();
         if stream == shared.unknown_stream {
-            if let Some(ColumnData::U64(t)) = columns.get_mut(0).map(ColumnBuf::data_mut) {
+            if let Some(ColumnData::U64(t)) = columns.get_mut(0).and_then(ColumnBuf::kept_data_mut)
+            {
                 t.push(t_us);
             }
-            if let Some(ColumnData::U16(id)) = columns.get_mut(1).map(ColumnBuf::data_mut) {
+            if let Some(ColumnData::U16(id)) = columns.get_mut(1).and_then(ColumnBuf::kept_data_mut)
+            {
                 id.push(type_id);
             }
             if let Some(column) = columns.get_mut(2) {
@@ -212,7 +214,7 @@ fn decode(
             && let Some((time, values)) = columns.split_first_mut()
         {
             compiled.decode_columns_unchecked(payload, values);
-            if let ColumnData::U64(t) = time.data_mut() {
+            if let Some(ColumnData::U64(t)) = time.kept_data_mut() {
                 t.push(t_us);
             }
         }

@@ -80,6 +80,9 @@ pub struct UsvlogRecording<R> {
     /// Records of each stream's type seen, and how many `meta.json` says were written.
     records_seen: Vec<u64>,
     records_expected: Vec<(usize, u64)>,
+    /// Per stream, whether the batch being filled keeps any column besides the time: a scan
+    /// of times (`validate`) then frames records without visiting their fields.
+    values_kept: Vec<bool>,
     strict: bool,
     unknown_counts: BTreeMap<u16, u64>,
     long_payload_warned: HashMap<u16, ()>,
@@ -268,6 +271,7 @@ impl<R: Read> UsvlogRecording<R> {
         Ok(UsvlogRecording {
             records_seen: vec![0; layouts.len()],
             records_expected,
+            values_kept: Vec::new(),
             events_offset: 0,
             events_read: 0,
             events_expected: meta.and_then(Meta::event_count),
@@ -549,6 +553,11 @@ impl<R: Read> UsvlogRecording<R> {
     fn fill_record_batches(&mut self, dst: &mut BatchSet, pending: &mut [usize]) -> Result<bool> {
         let capacity = dst.capacity();
         self.check_batch_set(dst)?;
+        self.values_kept.clear();
+        self.values_kept.extend((0..dst.len()).map(|stream| {
+            let columns = dst.stream(stream).columns();
+            columns.iter().skip(1).any(|c| !c.is_skipped())
+        }));
         self.fill_record_batches_loop(dst, pending, capacity)
     }
 
@@ -592,10 +601,10 @@ impl<R: Read> UsvlogRecording<R> {
                     continue;
                 }
                 let columns = dst.stream_mut(unknown).columns_mut();
-                if let ColumnData::U64(t) = columns[0].data_mut() {
+                if let Some(ColumnData::U64(t)) = columns[0].kept_data_mut() {
                     t.push(record.t_us);
                 }
-                if let ColumnData::U16(id) = columns[1].data_mut() {
+                if let Some(ColumnData::U16(id)) = columns[1].kept_data_mut() {
                     id.push(record.type_id);
                 }
                 columns[2]
@@ -613,8 +622,10 @@ impl<R: Read> UsvlogRecording<R> {
             if found >= expected && dst.wants(stream) {
                 let columns = dst.stream_mut(stream).columns_mut();
                 if let Some((time, values)) = columns.split_first_mut() {
-                    compiled.decode_columns_unchecked(record.payload, values);
-                    if let ColumnData::U64(t) = time.data_mut() {
+                    if self.values_kept[stream] {
+                        compiled.decode_columns_unchecked(record.payload, values);
+                    }
+                    if let Some(ColumnData::U64(t)) = time.kept_data_mut() {
                         t.push(record.t_us);
                     }
                 }
