@@ -193,6 +193,15 @@ impl ColumnData {
         self.len() == 0
     }
 
+    /// Bytes the elements take (text and bytes: their contents and offsets).
+    pub fn byte_len(&self) -> usize {
+        each_data!(
+            self,
+            v => std::mem::size_of_val(v.as_slice()),
+            t => t.data.len() + 4 * t.offsets.len()
+        )
+    }
+
     /// Appends `n` placeholder elements (zeros, false, empty text) for a null row.
     fn push_defaults(&mut self, n: usize) {
         each_data!(self, v => v.resize(v.len() + n, Default::default()), t => {
@@ -853,6 +862,17 @@ impl StreamBatch {
         self.rows
     }
 
+    /// Bytes the values held take (list offsets and validity left out).
+    pub fn byte_len(&self) -> usize {
+        self.columns.iter().map(|c| c.data.byte_len()).sum()
+    }
+
+    /// True when this batch is to be handed on: `capacity` rows, or
+    /// [`BatchSet::MAX_BATCH_BYTES`] of values, whichever comes first.
+    pub fn is_full(&self, capacity: usize) -> bool {
+        self.rows >= capacity || (self.rows > 0 && self.byte_len() >= BatchSet::MAX_BATCH_BYTES)
+    }
+
     /// True when no row is held.
     pub fn is_empty(&self) -> bool {
         self.rows == 0
@@ -1237,10 +1257,16 @@ impl BatchSet {
         &mut self.batches[stream]
     }
 
-    /// True when some stream holds [`BatchSet::capacity`] rows: the reader stops and the
-    /// caller takes the full batches.
+    /// Values one stream's batch may hold before it is handed on, whatever its row count:
+    /// rows of large arrays (a NanoVer frame of 10,000 particles is 240 KB) would otherwise
+    /// fill a batch of [`BatchSet::capacity`] rows with gigabytes.
+    pub const MAX_BATCH_BYTES: usize = 8 << 20;
+
+    /// True when some stream's batch is full ([`StreamBatch::is_full`]: it holds
+    /// [`BatchSet::capacity`] rows or [`BatchSet::MAX_BATCH_BYTES`] of values): the reader
+    /// stops and the caller takes the full batches.
     pub fn is_full(&self) -> bool {
-        self.batches.iter().any(|b| b.rows >= self.capacity)
+        self.batches.iter().any(|b| b.is_full(self.capacity))
     }
 
     /// Rows held over all streams.
@@ -1264,7 +1290,16 @@ impl BatchSet {
     /// returned `more`: the full ones while rows may follow (so every batch but a stream's last
     /// is whole), every non-empty one once the recording has ended.
     pub fn take_ready(&mut self, more: bool) -> Vec<StreamBatch> {
-        self.take_at_least(if more { self.capacity } else { 1 })
+        if !more {
+            return self.take_at_least(1);
+        }
+        let capacity = self.capacity;
+        (0..self.batches.len())
+            .filter(|&i| self.batches[i].is_full(capacity))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|i| self.take(i))
+            .collect()
     }
 
     /// Takes every batch that holds at least `min_rows` rows, in stream order.
@@ -1321,7 +1356,7 @@ pub fn read_batches_by_rows<R: crate::RecordingReader + ?Sized>(
             // `push_frame` refuses a stream the schema lacks.
             if stream >= dst.len() || dst.wants(stream) {
                 dst.push_frame(&frame, reader.schema())?;
-                if dst.stream(stream).rows() >= dst.capacity {
+                if dst.stream(stream).is_full(dst.capacity) {
                     return Ok(true);
                 }
             }

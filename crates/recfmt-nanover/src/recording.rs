@@ -1261,7 +1261,7 @@ impl<R: Read> NanoverRecording<R> {
                 {
                     let batch = dst.stream_mut(s);
                     self.push_frame_row(s, batch)?;
-                    if batch.rows() >= capacity {
+                    if batch.is_full(capacity) {
                         return Ok(true);
                     }
                 }
@@ -1271,7 +1271,7 @@ impl<R: Read> NanoverRecording<R> {
                     let batch = dst.stream_mut(s);
                     while self.pending.next_state < self.pending.state_rows.len() {
                         self.push_state_row(s, batch)?;
-                        if batch.rows() >= capacity {
+                        if batch.is_full(capacity) {
                             return Ok(true);
                         }
                     }

@@ -234,3 +234,37 @@ fn a_set_for_another_schema_is_refused_as_on_the_row_path() {
         .to_string();
     assert_eq!(err, by_rows);
 }
+
+/// Frames of 40,000 particles (about 2 MB of values each): a batch of the
+/// default 65,536-row capacity is handed on once it holds `BatchSet::MAX_BATCH_BYTES` of
+/// values, not after 65,536 frames, so memory stays bounded; the rows are those of the row
+/// path all the same.
+#[test]
+fn batches_of_large_frames_are_cut_at_the_byte_bound() {
+    let (traj, frames) = generate::write_bench_traj(Vec::new(), 40_000, 40_000_000).unwrap();
+    let (rows, _) = by_rows(&mut open(Some(&traj), None));
+    let mut rec = open(Some(&traj), None);
+    let mut set = BatchSet::new(rec.schema(), 65_536);
+    let mut got = vec![Vec::new(); rec.schema().streams.len()];
+    let mut taken = Vec::new();
+    loop {
+        let more = rec.read_batches(&mut set).unwrap();
+        for batch in set.take_ready(more) {
+            taken.push((batch.rows(), batch.byte_len(), more));
+            got[batch.stream()].extend((0..batch.rows()).map(|r| batch.row_values(r)));
+        }
+        if !more {
+            break;
+        }
+    }
+    assert_eq!(got[0].len() as u64, frames);
+    assert_eq!(got, rows);
+    let full: Vec<_> = taken.iter().filter(|(_, _, more)| *more).collect();
+    assert!(full.len() >= 3, "{taken:?}");
+    for &&(rows, bytes, _) in &full {
+        assert!(bytes >= BatchSet::MAX_BATCH_BYTES, "{rows} rows, {bytes} bytes");
+        // Handed on at the first row past the bound: the rows before it were below it.
+        let row = bytes / rows;
+        assert!(bytes < BatchSet::MAX_BATCH_BYTES + row, "{rows} rows, {bytes} bytes");
+    }
+}
