@@ -137,7 +137,8 @@ pub struct ConvertArgs {
     /// Parquet compression.
     #[arg(long, value_enum, default_value_t = Compression::Zstd)]
     pub compression: Compression,
-    /// Rows per record batch (and Parquet row group).
+    /// Rows per record batch (and Parquet row group); a batch of large rows (particle
+    /// arrays) is written earlier, at 8 MiB of values, so memory stays bounded.
     #[arg(long, alias = "row-group-rows", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch_rows: u64,
     /// CSV field delimiter (one character; `tab` for a tab).
