@@ -35,7 +35,8 @@ pub struct ConvertOptions {
     pub target: String,
     /// Parquet compression.
     pub compression: ParquetCompression,
-    /// Rows per record batch (and Parquet row group).
+    /// Rows per record batch (and Parquet row group), at most; see
+    /// [`recfmt_export::ExportOptions::batch_rows`].
     pub batch_rows: usize,
     /// CSV field delimiter: one ASCII character, or `tab`.
     pub delimiter: String,
