@@ -42,7 +42,8 @@
 //!   dropped once made: every value of every record decoded, nothing written (an export such
 //!   as `--to arrow` would also time writing as many bytes again);
 //! - `cat <the input's files> > /dev/null`;
-//! - `recfmt convert --to parquet` (zstd, the default) into a fresh folder;
+//! - `recfmt convert --to parquet` (zstd, the default) into a fresh folder, and once more
+//!   under `cargo xtask peak-rss` for its peak resident memory;
 //! - for ICAREC only, whose validate must hash every byte to check the SHA-256 digests in
 //!   `metadata.json`: `openssl dgst -sha256 <the input's files>` (when `openssl` is on the
 //!   PATH), the time hashing alone takes, which a full read cannot beat.
@@ -107,6 +108,8 @@ struct Figures {
     every_value: f64,
     cat: f64,
     parquet: f64,
+    /// Peak resident memory of one conversion to Parquet, in bytes.
+    parquet_peak: u64,
     /// `openssl dgst -sha256` of the input (ICAREC only).
     digest: Option<f64>,
 }
@@ -187,16 +190,16 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
     );
     println!(
         "| format | input MB | full read s | MB/s | cat s | MB/s | ratio cat/read | goal | \
-         every value s | MB/s | ratio cat/every value | to Parquet s | MB/s | \
+         every value s | MB/s | ratio cat/every value | to Parquet s | MB/s | peak MB | \
          openssl dgst -sha256 s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (input, f) in &results {
         let mb = input.bytes as f64 / 1e6;
         let ratio = f.cat / f.validate;
         println!(
             "| {} | {mb:.1} | {:.3} | {:.0} | {:.3} | {:.0} | {ratio:.2} | {} | {:.3} | {:.0} | \
-             {:.2} | {:.3} | {:.0} | {} |",
+             {:.2} | {:.3} | {:.0} | {:.1} | {} |",
             input.format,
             f.validate,
             mb / f.validate,
@@ -208,6 +211,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
             f.cat / f.every_value,
             f.parquet,
             mb / f.parquet,
+            f.parquet_peak as f64 / 1e6,
             f.digest.map_or("-".into(), |d| format!("{d:.3}")),
         );
     }
@@ -259,6 +263,20 @@ fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Res
             vec![cmd]
         },
     )?;
+    let peak_file = out.join("peak-rss");
+    let peak_dir = out.join("parquet-peak");
+    std::fs::create_dir_all(&peak_dir)?;
+    run(Command::new(std::env::current_exe()?)
+        .arg("peak-rss")
+        .arg(&peak_file)
+        .arg(recfmt)
+        .arg("convert")
+        .args(&input.args)
+        .arg(&input.path)
+        .args(["--to", "parquet", "-o"])
+        .arg(&peak_dir))?;
+    let parquet_peak = std::fs::read_to_string(&peak_file)?.trim().parse::<u64>()? * 1024;
+    std::fs::remove_dir_all(&peak_dir)?;
     let has_openssl = Command::new("openssl")
         .arg("version")
         .stdout(Stdio::null())
@@ -285,6 +303,7 @@ fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Res
         every_value,
         cat,
         parquet,
+        parquet_peak,
         digest,
     })
 }
