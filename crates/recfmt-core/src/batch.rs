@@ -309,12 +309,19 @@ impl ColumnBuf {
 
     /// An empty column of the same type and shape with room for `rows` rows (none when
     /// skipped).
+    /// A variable-shape column gets room for as many elements as this one holds: its next
+    /// batch is likely as large, and a vector grown by doubling to a few MiB would be
+    /// reallocated a dozen times per batch.
     fn empty_like(&self, rows: usize) -> Self {
         let rows = if self.skipped { 0 } else { rows };
-        ColumnBuf {
+        let mut column = ColumnBuf {
             skipped: self.skipped,
             ..Self::empty(self.dtype, self.width(), rows, usize::MAX)
+        };
+        if !self.skipped && self.width().is_none() {
+            column.data = ColumnData::new(self.dtype, self.data.len());
         }
+        column
     }
 
     /// An empty column of `width` elements per row (`None`: variable rows), with room for

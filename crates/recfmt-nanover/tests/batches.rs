@@ -262,9 +262,15 @@ fn batches_of_large_frames_are_cut_at_the_byte_bound() {
     let full: Vec<_> = taken.iter().filter(|(_, _, more)| *more).collect();
     assert!(full.len() >= 3, "{taken:?}");
     for &&(rows, bytes, _) in &full {
-        assert!(bytes >= BatchSet::MAX_BATCH_BYTES, "{rows} rows, {bytes} bytes");
+        assert!(
+            bytes >= BatchSet::MAX_BATCH_BYTES,
+            "{rows} rows, {bytes} bytes"
+        );
         // Handed on at the first row past the bound: the rows before it were below it.
         let row = bytes / rows;
-        assert!(bytes < BatchSet::MAX_BATCH_BYTES + row, "{rows} rows, {bytes} bytes");
+        assert!(
+            bytes < BatchSet::MAX_BATCH_BYTES + row,
+            "{rows} rows, {bytes} bytes"
+        );
     }
 }
