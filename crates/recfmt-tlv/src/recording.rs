@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    BatchSet, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity, ReadOptions,
+    BatchSet, ColumnBuf, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity, ReadOptions,
     RecordingReader, Schema, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
 };
 
@@ -83,6 +83,10 @@ pub struct UsvlogRecording<R> {
     /// Per stream, whether the batch being filled keeps any column besides the time: a scan
     /// of times (`validate`) then frames records without visiting their fields.
     values_kept: Vec<bool>,
+    /// Per stream, its batch's time vector, taken out for the length of one batch call so
+    /// that a record's time is pushed without going through the batch and column every time,
+    /// and the rows the batch held when the call began.
+    times: Vec<(Option<Vec<u64>>, usize)>,
     strict: bool,
     unknown_counts: BTreeMap<u16, u64>,
     long_payload_warned: HashMap<u16, ()>,
@@ -272,6 +276,7 @@ impl<R: Read> UsvlogRecording<R> {
             records_seen: vec![0; layouts.len()],
             records_expected,
             values_kept: Vec::new(),
+            times: Vec::new(),
             events_offset: 0,
             events_read: 0,
             events_expected: meta.and_then(Meta::event_count),
@@ -558,7 +563,29 @@ impl<R: Read> UsvlogRecording<R> {
             let columns = dst.stream(stream).columns();
             columns.iter().skip(1).any(|c| !c.is_skipped())
         }));
-        self.fill_record_batches_loop(dst, pending, capacity)
+        self.times.clear();
+        for stream in 0..dst.len() {
+            let wanted = dst.wants(stream);
+            let batch = dst.stream_mut(stream);
+            let rows = batch.rows();
+            let time = batch.columns_mut().first_mut();
+            let taken = match time.and_then(ColumnBuf::kept_data_mut) {
+                Some(ColumnData::U64(t)) if wanted => Some(std::mem::take(t)),
+                _ => None,
+            };
+            self.times.push((taken, rows));
+        }
+        let result = self.fill_record_batches_loop(dst, pending, capacity);
+        // Put back whatever ended the call, so the rows appended so far are kept.
+        for (stream, (taken, _)) in self.times.drain(..).enumerate() {
+            let time = dst.stream_mut(stream).columns_mut().first_mut();
+            if let (Some(taken), Some(ColumnData::U64(t))) =
+                (taken, time.and_then(ColumnBuf::kept_data_mut))
+            {
+                *t = taken;
+            }
+        }
+        result
     }
 
     /// Fails on a batch set not made for this schema, or whose wanted streams' columns do not
@@ -582,7 +609,8 @@ impl<R: Read> UsvlogRecording<R> {
         Ok(())
     }
 
-    /// The loop of [`Self::fill_record_batches`] (one thread).
+    /// The loop of [`Self::fill_record_batches`] (one thread), with the time vectors in
+    /// `self.times`.
     fn fill_record_batches_loop(
         &mut self,
         dst: &mut BatchSet,
@@ -600,10 +628,10 @@ impl<R: Read> UsvlogRecording<R> {
                 if !dst.wants(unknown) {
                     continue;
                 }
-                let columns = dst.stream_mut(unknown).columns_mut();
-                if let Some(ColumnData::U64(t)) = columns[0].kept_data_mut() {
+                if let Some((Some(t), _)) = self.times.get_mut(unknown) {
                     t.push(record.t_us);
                 }
+                let columns = dst.stream_mut(unknown).columns_mut();
                 if let Some(ColumnData::U16(id)) = columns[1].kept_data_mut() {
                     id.push(record.type_id);
                 }
@@ -611,7 +639,7 @@ impl<R: Read> UsvlogRecording<R> {
                     .push_bytes(record.payload)
                     .map_err(|e| batch_error(e.to_string()))?;
                 pending[unknown] += 1;
-                if dst.stream(unknown).rows() + pending[unknown] >= capacity {
+                if self.times[unknown].1 + pending[unknown] >= capacity {
                     return Ok(true);
                 }
                 continue;
@@ -619,31 +647,26 @@ impl<R: Read> UsvlogRecording<R> {
             self.records_seen[stream] += 1;
             let compiled = &self.compiled[stream];
             let (expected, found) = (compiled.size, record.payload.len());
+            let (time, rows_before) = &mut self.times[stream];
             if found >= expected && dst.wants(stream) {
-                let columns = dst.stream_mut(stream).columns_mut();
-                if let Some((time, values)) = columns.split_first_mut() {
-                    if self.values_kept[stream] {
-                        compiled.decode_columns_unchecked(record.payload, values);
-                    }
-                    if let Some(ColumnData::U64(t)) = time.kept_data_mut() {
-                        t.push(record.t_us);
-                    }
+                if self.values_kept[stream] {
+                    let columns = dst.stream_mut(stream).columns_mut();
+                    compiled.decode_columns_unchecked(record.payload, &mut columns[1..]);
+                }
+                if let Some(t) = time {
+                    t.push(record.t_us);
                 }
                 pending[stream] += 1;
             }
-            let full = |dst: &BatchSet, pending: &[usize]| {
-                dst.stream(stream).rows() + pending[stream] >= capacity
-            };
+            let full = *rows_before + pending[stream] >= capacity;
             if found == expected {
-                if full(dst, pending) {
+                if full {
                     return Ok(true);
                 }
                 continue;
             }
             let (offset, type_id) = (record.offset, record.type_id);
-            if self.payload_length_mismatch(offset, type_id, stream, expected, found)?
-                && full(dst, pending)
-            {
+            if self.payload_length_mismatch(offset, type_id, stream, expected, found)? && full {
                 return Ok(true);
             }
         }

@@ -186,7 +186,7 @@ impl<R: Read> Reader<R> {
 
     /// Reads the next record without copying it: the payload borrows the reader's buffer until
     /// the next call. `None` at the end of the records (a torn tail ends them too).
-    #[inline]
+    #[inline(always)]
     pub fn read_record_ref(&mut self) -> Result<Option<RecordRef<'_>>> {
         // The common case, kept small enough to inline into decode loops: a whole record is
         // already buffered and no resync check applies. Everything else takes the full path,
