@@ -46,7 +46,8 @@
 //!   under `cargo xtask peak-rss` for its peak resident memory;
 //! - for ICAREC only, whose validate must hash every byte to check the SHA-256 digests in
 //!   `metadata.json`: `openssl dgst -sha256 <the input's files>` (when `openssl` is on the
-//!   PATH), the time hashing alone takes, which a full read cannot beat.
+//!   PATH): the time hashing alone takes, about the least a full read that checks the
+//!   digests can take.
 //!
 //! Outputs are deleted after each run. Prints a Markdown table with MB/s (input bytes / time)
 //! and the ratio `cat` time / read time against the goal (at least 0.25, a full read within 4x

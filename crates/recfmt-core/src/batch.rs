@@ -314,14 +314,25 @@ impl ColumnBuf {
     /// reallocated a dozen times per batch.
     fn empty_like(&self, rows: usize) -> Self {
         let rows = if self.skipped { 0 } else { rows };
-        let mut column = ColumnBuf {
-            skipped: self.skipped,
-            ..Self::empty(self.dtype, self.width(), rows, usize::MAX)
+        let elements = match self.width() {
+            None if !self.skipped => self.data.len(),
+            width => rows.saturating_mul(width.unwrap_or(1)),
         };
-        if !self.skipped && self.width().is_none() {
-            column.data = ColumnData::new(self.dtype, self.data.len());
+        let shape = match &self.shape {
+            RowShape::Fixed(n) => RowShape::Fixed(*n),
+            RowShape::Variable(_) => {
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0);
+                RowShape::Variable(offsets)
+            }
+        };
+        ColumnBuf {
+            dtype: self.dtype,
+            shape,
+            data: ColumnData::new(self.dtype, elements),
+            validity: Vec::new(),
+            skipped: self.skipped,
         }
-        column
     }
 
     /// An empty column of `width` elements per row (`None`: variable rows), with room for
@@ -877,7 +888,18 @@ impl StreamBatch {
     /// True when this batch is to be handed on: `capacity` rows, or
     /// [`BatchSet::MAX_BATCH_BYTES`] of values, whichever comes first.
     pub fn is_full(&self, capacity: usize) -> bool {
-        self.rows >= capacity || (self.rows > 0 && self.byte_len() >= BatchSet::MAX_BATCH_BYTES)
+        BatchSet::full_at(capacity, self.rows, self.byte_len())
+    }
+
+    /// Bytes one row adds to the kept columns of fixed width: exact for a stream of numbers
+    /// (a reader that appends rows itself can count bytes without [`StreamBatch::byte_len`]),
+    /// a lower bound where text, bytes or variable-length lists add more.
+    pub fn fixed_row_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .filter(|c| !c.skipped)
+            .map(|c| c.dtype.size().unwrap_or(0) * c.width().unwrap_or(0))
+            .sum()
     }
 
     /// True when no row is held.
@@ -1103,7 +1125,8 @@ impl StreamBatch {
 
 /// A summary of the times of consecutive rows: see [`StreamBatch::time_summary`]. Rows
 /// without a time are left out; NaN times count in no minimum or maximum (unless every time
-/// is NaN) and never as going back, as `f64::min` and `<` treat them.
+/// is NaN) and never as going back, as `f64::min` and `<` treat them. Where the smallest or
+/// largest time is zero and both `-0.0` and `0.0` occur, either sign may be reported.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TimeSummary {
     /// The time of the first row that has one.
@@ -1173,7 +1196,8 @@ impl TimeSummary {
 }
 
 /// One [`StreamBatch`] per stream of a schema, filled in file order by
-/// [`crate::RecordingReader::read_batches`] until one stream reaches the capacity.
+/// [`crate::RecordingReader::read_batches`] until one stream's batch is full (see
+/// [`BatchSet::is_full`]).
 ///
 /// Streams the caller does not want are never filled, and readers that decode natively skip
 /// their records without decoding them.
@@ -1274,6 +1298,12 @@ impl BatchSet {
     /// stops and the caller takes the full batches.
     pub fn is_full(&self) -> bool {
         self.batches.iter().any(|b| b.is_full(self.capacity))
+    }
+
+    /// The rule of [`StreamBatch::is_full`] for a batch of `rows` rows and `bytes` of values,
+    /// for readers that count both as they append.
+    pub fn full_at(capacity: usize, rows: usize, bytes: usize) -> bool {
+        rows >= capacity || (rows > 0 && bytes >= Self::MAX_BATCH_BYTES)
     }
 
     /// Rows held over all streams.

@@ -268,8 +268,9 @@ fn parquet_writer(
         .set_compression(compression)
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_max_row_group_row_count(Some(options.batch_rows.max(1)))
-        // Rows of large arrays: a row group is closed at the bytes of a batch too, so the
-        // writer never holds more than a batch's worth of encoded pages.
+        // Rows of large arrays: a row group is also closed once parquet-rs estimates its
+        // encoded size at a batch's bound, so the writer holds about a batch's worth of
+        // encoded pages at most.
         .set_max_row_group_bytes(Some(recfmt_core::BatchSet::MAX_BATCH_BYTES))
         .set_key_value_metadata(Some(key_values));
     // Measured signals rarely repeat a float exactly, so a dictionary only costs time and

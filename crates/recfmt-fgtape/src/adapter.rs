@@ -182,8 +182,9 @@ pub struct FgTape {
     /// Whether the batch being filled keeps any signal column besides the time (`validate`
     /// keeps none): set by [`Self::check_signal_columns`] at the start of each batch call.
     signal_columns_kept: bool,
-    /// Bytes one `signals` row adds to the batch (its kept columns): the batch is handed on
-    /// at [`BatchSet::MAX_BATCH_BYTES`], since a tape's row can hold hundreds of signals.
+    /// Bytes one `signals` row adds to the batch (`StreamBatch::fixed_row_bytes`, exact for
+    /// its scalar number columns): the batch is handed on at [`BatchSet::MAX_BATCH_BYTES`],
+    /// since a tape's row can hold hundreds of signals.
     signal_row_bytes: usize,
     /// Signal rows appended to the batch but not yet committed: a commit pads every
     /// column, so rows are committed together, not one per frame.
@@ -639,11 +640,7 @@ impl FgTape {
         }
         let columns = dst.stream(stream).columns();
         self.signal_columns_kept = columns.iter().skip(1).any(|c| !c.is_skipped());
-        self.signal_row_bytes = columns
-            .iter()
-            .filter(|c| !c.is_skipped())
-            .map(|c| c.dtype().size().unwrap_or(1))
-            .sum();
+        self.signal_row_bytes = dst.stream(stream).fixed_row_bytes();
         let time_ok = columns
             .first()
             .is_some_and(|c| c.dtype() == DType::F64 && c.width() == Some(1));
@@ -773,10 +770,7 @@ impl FgTape {
         loop {
             let signal_rows = signals.map_or(0, |s| dst.stream(s).rows()) + self.uncommitted;
             let signal_bytes = signal_rows.saturating_mul(self.signal_row_bytes);
-            if signal_rows >= dst.capacity()
-                || (signal_rows > 0 && signal_bytes >= BatchSet::MAX_BATCH_BYTES)
-                || dst.is_full()
-            {
+            if BatchSet::full_at(dst.capacity(), signal_rows, signal_bytes) || dst.is_full() {
                 return Ok(true);
             }
             if let Some(p) = self.pending.front() {

@@ -582,10 +582,15 @@ fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
         // Copied, never moved in: `dst`'s columns have room for a whole batch (reserved when
         // the caller took the last one), where a moved block-sized column would grow by
         // doubling past the capacity (measured: 21 MB more peak memory converting 10 GB to
-        // Parquet). `StreamBatch::append` is not used either: it leaves skipped columns alone,
-        // where the single-threaded path still pushes the time and type id.
+        // Parquet).
         copy_rows(dst.stream_mut(s), set.stream(s), from, n)
             .map_err(|e| Error::Core(recfmt_core::Error::invalid(e)))?;
+    }
+    // A batch of large records is handed on at `BatchSet::MAX_BATCH_BYTES` too, a block (at
+    // most `MAX_BLOCK_BYTES` of input) past the bound at most.
+    let error_follows = block.is_done() && block.error_after_last;
+    if !(full || error_follows) {
+        full = (0..streams).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity));
     }
     Ok(full)
 }

@@ -83,10 +83,8 @@ pub struct UsvlogRecording<R> {
     /// Per stream, whether the batch being filled keeps any column besides the time: a scan
     /// of times (`validate`) then frames records without visiting their fields.
     values_kept: Vec<bool>,
-    /// Per stream, its batch's time vector, taken out for the length of one batch call so
-    /// that a record's time is pushed without going through the batch and column every time,
-    /// and the rows the batch held when the call began.
-    times: Vec<(Option<Vec<u64>>, usize)>,
+    /// Per stream, what one batch call of the single-threaded path keeps at hand.
+    fills: Vec<StreamFill>,
     strict: bool,
     unknown_counts: BTreeMap<u16, u64>,
     long_payload_warned: HashMap<u16, ()>,
@@ -276,7 +274,7 @@ impl<R: Read> UsvlogRecording<R> {
             records_seen: vec![0; layouts.len()],
             records_expected,
             values_kept: Vec::new(),
-            times: Vec::new(),
+            fills: Vec::new(),
             events_offset: 0,
             events_read: 0,
             events_expected: meta.and_then(Meta::event_count),
@@ -563,24 +561,30 @@ impl<R: Read> UsvlogRecording<R> {
             let columns = dst.stream(stream).columns();
             columns.iter().skip(1).any(|c| !c.is_skipped())
         }));
-        self.times.clear();
+        self.fills.clear();
         for stream in 0..dst.len() {
             let wanted = dst.wants(stream);
             let batch = dst.stream_mut(stream);
-            let rows = batch.rows();
+            let (rows, bytes, row_bytes) =
+                (batch.rows(), batch.byte_len(), batch.fixed_row_bytes());
             let time = batch.columns_mut().first_mut();
-            let taken = match time.and_then(ColumnBuf::kept_data_mut) {
+            let time = match time.and_then(ColumnBuf::kept_data_mut) {
                 Some(ColumnData::U64(t)) if wanted => Some(std::mem::take(t)),
                 _ => None,
             };
-            self.times.push((taken, rows));
+            self.fills.push(StreamFill {
+                time,
+                rows,
+                bytes,
+                row_bytes,
+            });
         }
         let result = self.fill_record_batches_loop(dst, pending, capacity);
         // Put back whatever ended the call, so the rows appended so far are kept.
-        for (stream, (taken, _)) in self.times.drain(..).enumerate() {
+        for (stream, fill) in self.fills.drain(..).enumerate() {
             let time = dst.stream_mut(stream).columns_mut().first_mut();
             if let (Some(taken), Some(ColumnData::U64(t))) =
-                (taken, time.and_then(ColumnBuf::kept_data_mut))
+                (fill.time, time.and_then(ColumnBuf::kept_data_mut))
             {
                 *t = taken;
             }
@@ -609,8 +613,10 @@ impl<R: Read> UsvlogRecording<R> {
         Ok(())
     }
 
-    /// The loop of [`Self::fill_record_batches`] (one thread), with the time vectors in
-    /// `self.times`.
+    /// The loop of [`Self::fill_record_batches`] (one thread), with each stream's time
+    /// vector and counts in `self.fills`. A batch is full at `capacity` rows or at
+    /// `BatchSet::MAX_BATCH_BYTES` of values (counted here as they are appended: exact for
+    /// the fixed layouts, a lower bound for the unknown records' payloads).
     fn fill_record_batches_loop(
         &mut self,
         dst: &mut BatchSet,
@@ -628,18 +634,22 @@ impl<R: Read> UsvlogRecording<R> {
                 if !dst.wants(unknown) {
                     continue;
                 }
-                if let Some((Some(t), _)) = self.times.get_mut(unknown) {
-                    t.push(record.t_us);
-                }
+                // The payload first: it is the push that can fail (a column's 2 GiB), and a
+                // failed row must leave no element behind in the other columns.
                 let columns = dst.stream_mut(unknown).columns_mut();
-                if let Some(ColumnData::U16(id)) = columns[1].kept_data_mut() {
-                    id.push(record.type_id);
-                }
                 columns[2]
                     .push_bytes(record.payload)
                     .map_err(|e| batch_error(e.to_string()))?;
+                if let Some(ColumnData::U16(id)) = columns[1].kept_data_mut() {
+                    id.push(record.type_id);
+                }
+                let fill = &mut self.fills[unknown];
+                if let Some(t) = &mut fill.time {
+                    t.push(record.t_us);
+                }
+                fill.bytes += fill.row_bytes + record.payload.len();
                 pending[unknown] += 1;
-                if self.times[unknown].1 + pending[unknown] >= capacity {
+                if BatchSet::full_at(capacity, fill.rows + pending[unknown], fill.bytes) {
                     return Ok(true);
                 }
                 continue;
@@ -647,18 +657,19 @@ impl<R: Read> UsvlogRecording<R> {
             self.records_seen[stream] += 1;
             let compiled = &self.compiled[stream];
             let (expected, found) = (compiled.size, record.payload.len());
-            let (time, rows_before) = &mut self.times[stream];
+            let fill = &mut self.fills[stream];
             if found >= expected && dst.wants(stream) {
                 if self.values_kept[stream] {
                     let columns = dst.stream_mut(stream).columns_mut();
                     compiled.decode_columns_unchecked(record.payload, &mut columns[1..]);
                 }
-                if let Some(t) = time {
+                if let Some(t) = &mut fill.time {
                     t.push(record.t_us);
                 }
+                fill.bytes += fill.row_bytes;
                 pending[stream] += 1;
             }
-            let full = *rows_before + pending[stream] >= capacity;
+            let full = BatchSet::full_at(capacity, fill.rows + pending[stream], fill.bytes);
             if found == expected {
                 if full {
                     return Ok(true);
@@ -892,6 +903,21 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
     fn progress(&self) -> (u64, Option<u64>) {
         (self.reader.position(), self.total_bytes)
     }
+}
+
+/// One stream's state during a batch call of the single-threaded path.
+#[derive(Debug)]
+struct StreamFill {
+    /// The batch's time vector, taken out for the call so that a record's time is pushed
+    /// without going through the batch and its column every time (`None`: not wanted or
+    /// skipped).
+    time: Option<Vec<u64>>,
+    /// Rows the batch held when the call began (rows appended since are in `pending`).
+    rows: usize,
+    /// Bytes of values the batch holds, counted as rows are appended.
+    bytes: usize,
+    /// Bytes a row adds to its kept fixed-width columns (`StreamBatch::fixed_row_bytes`).
+    row_bytes: usize,
 }
 
 /// A batch the adapter cannot fill (columns that do not match the schema it made).

@@ -385,3 +385,59 @@ fn a_reader_dropped_mid_read_stops_its_threads() {
         // Dropped with blocks in flight: must return (joining the threads), not hang.
     }
 }
+
+/// Unknown records of 60,000 bytes: batches of the default 65,536-row capacity are handed on
+/// at `BatchSet::MAX_BATCH_BYTES` of values instead (a batch of 65,536 such rows would hold
+/// almost 4 GB), on one thread and on several, with every row kept in order.
+#[test]
+fn batches_of_large_records_are_handed_on_at_the_byte_bound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, layouts) = mixed_session(dir.path(), 20);
+    let mut all = records(&path);
+    let last = all.last().expect("records").t_us;
+    all.extend((0..400u64).map(|i| Record {
+        t_us: last + 1 + i,
+        type_id: 200,
+        payload: (0..60_000u32).map(|b| (b as u8) ^ (i as u8)).collect(),
+        offset: 0,
+    }));
+    rewrite(&path, &all);
+    let options = options(false, &layouts);
+    let (reference, error) = row_path(&path, &options);
+    assert_eq!(error, None);
+    for threads in [0, 2] {
+        let mut recording = open(&path, &options, threads, 1 << 20);
+        let streams = recording.schema().streams.len();
+        let (steps, _) = run(
+            &mut recording,
+            65_536,
+            &|_| true,
+            &|_, _| true,
+            Mix::Batches,
+        );
+        assert_eq!(rows_of(&steps, streams), reference, "{threads} threads");
+        let mut handed_on_full = 0;
+        for step in &steps {
+            let Step::Batches(Ok(more), batches) = step else {
+                continue;
+            };
+            for batch in batches {
+                let bytes = batch.byte_len();
+                // At most one block of input (1 MiB here) past the bound.
+                assert!(
+                    bytes < BatchSet::MAX_BATCH_BYTES + (2 << 20),
+                    "{threads} threads: a batch of {} rows holds {bytes} bytes",
+                    batch.rows()
+                );
+                if *more {
+                    assert!(batch.is_full(65_536));
+                    handed_on_full += 1;
+                }
+            }
+        }
+        assert!(
+            handed_on_full >= 2,
+            "{threads} threads: {handed_on_full} full batches"
+        );
+    }
+}
