@@ -625,8 +625,7 @@ impl<R: Read> CarlaRecording<R> {
             if let Some(stream) = self.stream.filter(|&s| dst.wants(s)) {
                 if let Some(FixedPacket { kind, records }) = self.fixed_packet {
                     let batch = dst.stream_mut(stream);
-                    let rows = (records.saturating_sub(self.rec))
-                        .min(capacity.saturating_sub(batch.rows()));
+                    let rows = (records.saturating_sub(self.rec)).min(batch.room(capacity));
                     if rows > 0 {
                         let Some((layout, _)) = self.fixed[kind].as_ref() else {
                             return Err(batch_error("a fixed packet kind without a layout"));
@@ -649,13 +648,13 @@ impl<R: Read> CarlaRecording<R> {
                         batch.commit_rows(rows);
                         self.rec += rows;
                     }
-                    if batch.rows() >= capacity {
+                    if batch.is_full(capacity) {
                         return Ok(true);
                     }
                 } else {
                     while self.next_row(row) {
                         dst.push_frame(row, &self.schema)?;
-                        if dst.stream(stream).rows() >= capacity {
+                        if dst.stream(stream).is_full(capacity) {
                             return Ok(true);
                         }
                     }

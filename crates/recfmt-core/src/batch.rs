@@ -891,6 +891,19 @@ impl StreamBatch {
         BatchSet::full_at(capacity, self.rows, self.byte_len())
     }
 
+    /// Rows this batch takes before it is full ([`StreamBatch::is_full`]): for readers that
+    /// append runs of rows of fixed width (the byte bound is met by the last of them).
+    pub fn room(&self, capacity: usize) -> usize {
+        let rows = capacity.saturating_sub(self.rows);
+        match self.fixed_row_bytes() {
+            0 => rows,
+            row => {
+                let bytes = BatchSet::MAX_BATCH_BYTES.saturating_sub(self.byte_len());
+                rows.min(bytes.div_ceil(row).max(1))
+            }
+        }
+    }
+
     /// Bytes one row adds to the kept columns of fixed width: exact for a stream of numbers
     /// (a reader that appends rows itself can count bytes without [`StreamBatch::byte_len`]),
     /// a lower bound where text, bytes or variable-length lists add more.

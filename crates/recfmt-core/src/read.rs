@@ -149,8 +149,8 @@ pub trait RecordingReader: Send {
         Ok(false)
     }
     /// Appends rows, in file order, to the batches of `dst` until a wanted stream's batch is
-    /// full ([`BatchSet::capacity`] rows; readers whose rows can be large also stop at about
-    /// [`BatchSet::MAX_BATCH_BYTES`] of values) or the recording ends; rows of streams `dst`
+    /// full ([`BatchSet::capacity`] rows, or about [`BatchSet::MAX_BATCH_BYTES`] of values)
+    /// or the recording ends; rows of streams `dst`
     /// does not want are skipped. Returns `Ok(false)` once the recording has ended (rows may
     /// still have been appended by that call), `Ok(true)` when the caller should take the
     /// full batches ([`BatchSet::take_ready`]) and call again: after `Ok(true)`,

@@ -193,9 +193,8 @@ pub struct ExportOptions {
     /// Table file format.
     pub format: TableFormat,
     /// Rows per record batch: each stream buffers at most this many rows before writing them
-    /// (also the largest Parquet row group); readers whose rows can be large hand a batch on
-    /// earlier, once it reaches about `BatchSet::MAX_BATCH_BYTES` of values. Must be at
-    /// least 1.
+    /// (also the largest Parquet row group); a batch of large rows is handed on earlier, once
+    /// it reaches about `BatchSet::MAX_BATCH_BYTES` of values. Must be at least 1.
     pub batch_rows: usize,
     /// Parquet compression (ignored for CSV).
     pub compression: ParquetCompression,

@@ -874,7 +874,7 @@ impl IcarusH5Recording {
                 self.next += available as u64;
                 continue;
             }
-            let room = dst.capacity().saturating_sub(dst.stream(0).rows());
+            let room = dst.stream(0).room(dst.capacity());
             let n = available.min(room);
             let batch = dst.stream_mut(0);
             let windows = || std::iter::once(&self.window_time).chain(&self.window);

@@ -292,7 +292,7 @@ impl IcarecRecording {
             // Never read past the frame that fills the batch, so the next call (or
             // `read_frame`) continues exactly where the row path would.
             let room = if wanted {
-                dst.capacity().saturating_sub(dst.stream(0).rows())
+                dst.stream(0).room(dst.capacity())
             } else {
                 usize::MAX
             };

@@ -535,3 +535,63 @@ fn icarus_h5_narrow_types_and_windows_read_the_same_by_batches() {
     assert_eq!(all.rows[1].len(), 1);
     assert_eq!(all.integrity.status, IntegrityStatus::Truncated);
 }
+
+/// Reads `rec` in batches of the default capacity and checks that each batch handed on
+/// before the end is full by the byte bound (not by rows: the frames are too many bytes for
+/// 65,536 of them in one batch) and at most one frame past it; returns the rows.
+fn by_bounded_batches(rec: &mut dyn RecordingReader, label: &str) -> Vec<Vec<Vec<Value>>> {
+    let mut rows = vec![Vec::new(); rec.schema().streams.len()];
+    let mut set = BatchSet::new(rec.schema(), 65_536);
+    let mut handed_on_full = 0;
+    loop {
+        let more = rec.read_batches(&mut set).unwrap();
+        assert!(
+            !more || set.is_full(),
+            "{label}: Ok(true) without a full batch"
+        );
+        for batch in set.take_ready(more) {
+            let (n, bytes) = (batch.rows(), batch.byte_len());
+            if more {
+                assert!(
+                    n < 65_536 && bytes >= BatchSet::MAX_BATCH_BYTES,
+                    "{label}: {n} rows"
+                );
+                assert!(
+                    bytes < BatchSet::MAX_BATCH_BYTES + bytes / n,
+                    "{label}: {bytes} bytes"
+                );
+                handed_on_full += 1;
+            }
+            rows[batch.stream()].extend((0..n).map(|r| batch.row_values(r)));
+        }
+        if !more {
+            break;
+        }
+    }
+    assert!(
+        handed_on_full >= 2,
+        "{label}: {handed_on_full} batches handed on full"
+    );
+    rows
+}
+
+/// 150,000 frames of the all-types recording (more than 8 MiB of values in 65,536 rows):
+/// the directory and its Icarus HDF5 conversion both hand batches on at the byte bound, with
+/// the rows the row path gives.
+#[test]
+fn batches_of_many_frames_are_handed_on_at_the_byte_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.icarec");
+    generate::write_all_types(&path, 150_000).unwrap();
+    let open = || (FORMAT.open)(&path, &options(false)).unwrap();
+    let expected = by_frames(&mut *open(), &|_| true);
+    assert_eq!(by_bounded_batches(&mut *open(), "icarec"), expected.rows);
+    #[cfg(feature = "hdf5")]
+    {
+        let h5 = dir.path().join("wide.h5");
+        recfmt_icarec::write_icarus_h5(&mut *open(), &h5, &Default::default()).unwrap();
+        let open = || (recfmt_icarec::HDF5_FORMAT.open)(&h5, &options(false)).unwrap();
+        let expected = by_frames(&mut *open(), &|_| true);
+        assert_eq!(by_bounded_batches(&mut *open(), "icarus h5"), expected.rows);
+    }
+}
