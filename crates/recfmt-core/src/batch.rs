@@ -891,6 +891,15 @@ impl StreamBatch {
         BatchSet::full_at(capacity, self.rows, self.byte_len())
     }
 
+    /// True when a column other than `column` (the time, say) is kept: a reader asked for
+    /// the times alone can frame its records without visiting their fields.
+    pub fn keeps_other_than(&self, column: usize) -> bool {
+        self.columns
+            .iter()
+            .enumerate()
+            .any(|(i, c)| i != column && !c.skipped)
+    }
+
     /// Rows this batch takes before it is full ([`StreamBatch::is_full`]): for readers that
     /// append runs of rows of fixed width (the byte bound is met by the last of them).
     pub fn room(&self, capacity: usize) -> usize {
@@ -1344,19 +1353,19 @@ impl BatchSet {
             return self.take_at_least(1);
         }
         let capacity = self.capacity;
-        (0..self.batches.len())
-            .filter(|&i| self.batches[i].is_full(capacity))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|i| self.take(i))
-            .collect()
+        self.take_where(|b| b.is_full(capacity))
     }
 
     /// Takes every batch that holds at least `min_rows` rows, in stream order.
     pub fn take_at_least(&mut self, min_rows: usize) -> Vec<StreamBatch> {
         let min_rows = min_rows.max(1);
+        self.take_where(|b| b.rows >= min_rows)
+    }
+
+    /// Takes every batch `take` picks, in stream order.
+    fn take_where(&mut self, take: impl Fn(&StreamBatch) -> bool) -> Vec<StreamBatch> {
         (0..self.batches.len())
-            .filter(|&i| self.batches[i].rows >= min_rows)
+            .filter(|&i| take(&self.batches[i]))
             .collect::<Vec<_>>()
             .into_iter()
             .map(|i| self.take(i))

@@ -639,7 +639,7 @@ impl FgTape {
             return Ok(());
         }
         let columns = dst.stream(stream).columns();
-        self.signal_columns_kept = columns.iter().skip(1).any(|c| !c.is_skipped());
+        self.signal_columns_kept = dst.stream(stream).keeps_other_than(0);
         self.signal_row_bytes = dst.stream(stream).fixed_row_bytes();
         let time_ok = columns
             .first()

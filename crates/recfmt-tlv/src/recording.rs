@@ -332,15 +332,8 @@ impl<R: Read> UsvlogRecording<R> {
         if self.pipeline.is_some() {
             return true;
         }
-        let decodes_values = (0..dst.len()).any(|s| {
-            dst.wants(s)
-                && dst
-                    .stream(s)
-                    .columns()
-                    .iter()
-                    .skip(1)
-                    .any(|c| !c.is_skipped())
-        });
+        let decodes_values =
+            (0..dst.len()).any(|s| dst.wants(s) && dst.stream(s).keeps_other_than(0));
         if self.decode_threads == 0
             || !decodes_values
             || self.resync
@@ -557,10 +550,8 @@ impl<R: Read> UsvlogRecording<R> {
         let capacity = dst.capacity();
         self.check_batch_set(dst)?;
         self.values_kept.clear();
-        self.values_kept.extend((0..dst.len()).map(|stream| {
-            let columns = dst.stream(stream).columns();
-            columns.iter().skip(1).any(|c| !c.is_skipped())
-        }));
+        self.values_kept
+            .extend((0..dst.len()).map(|stream| dst.stream(stream).keeps_other_than(0)));
         self.fills.clear();
         for stream in 0..dst.len() {
             let wanted = dst.wants(stream);
