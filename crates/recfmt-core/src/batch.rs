@@ -99,6 +99,16 @@ impl VarBytes {
         }
     }
 
+    /// Keeps the first `n` elements.
+    fn truncate(&mut self, n: usize) {
+        self.offsets.truncate(n + 1);
+        let end = self
+            .offsets
+            .last()
+            .map_or(0, |&e| usize::try_from(e).unwrap_or(0));
+        self.data.truncate(end);
+    }
+
     /// Appends one element. Callers check the room first ([`ColumnBuf::push_str`] does).
     fn push(&mut self, bytes: &[u8]) {
         self.data.extend_from_slice(bytes);
@@ -200,6 +210,11 @@ impl ColumnData {
             v => std::mem::size_of_val(v.as_slice()),
             t => t.data.len() + 4 * t.offsets.len()
         )
+    }
+
+    /// Keeps the first `n` elements.
+    fn truncate(&mut self, n: usize) {
+        each_data!(self, v => v.truncate(n), t => t.truncate(n));
     }
 
     /// Appends `n` placeholder elements (zeros, false, empty text) for a null row.
@@ -541,6 +556,48 @@ impl ColumnBuf {
     pub fn push_value(&mut self, value: &Value, row: usize) -> std::result::Result<(), String> {
         self.put(value, row, false)?;
         self.put(value, row, true)
+    }
+
+    /// Appends one valid scalar `value` to a column of its own type (one `Vec::push`), or
+    /// through [`ColumnBuf::push_value`]'s exact conversions to any other; `row` is the number
+    /// of rows the column held before it. The [`crate::RowWriter`] fast path.
+    #[inline]
+    pub(crate) fn push_native<T: crate::RowElement>(
+        &mut self,
+        value: T,
+        row: usize,
+    ) -> std::result::Result<(), String> {
+        if self.skipped {
+            return Ok(());
+        }
+        if let RowShape::Fixed(1) = self.shape
+            && let Some(data) = T::elements_mut(&mut self.data)
+        {
+            data.push(value);
+            if !self.validity.is_empty() {
+                self.validity.push(true);
+            }
+            return Ok(());
+        }
+        self.push_value(&value.into_value(), row)
+    }
+
+    /// Drops every row past the first `rows` (the values of a row a reader did not finish).
+    fn truncate_rows(&mut self, rows: usize) {
+        if self.skipped {
+            return;
+        }
+        self.validity.truncate(rows);
+        match &mut self.shape {
+            RowShape::Fixed(n) => self.data.truncate(rows.saturating_mul(*n)),
+            RowShape::Variable(offsets) => {
+                offsets.truncate(rows + 1);
+                let end = offsets
+                    .last()
+                    .map_or(0, |&e| usize::try_from(e).unwrap_or(0));
+                self.data.truncate(end);
+            }
+        }
     }
 
     /// Checks that one more row of `elements` elements fits this batch: list elements for a
@@ -953,6 +1010,18 @@ impl StreamBatch {
         }
     }
 
+    /// Counts one row whose values a [`crate::RowWriter`] pushed, one per column.
+    pub(crate) fn commit_pushed_row(&mut self) {
+        self.rows += 1;
+    }
+
+    /// Takes back the values of a row that was begun but not finished.
+    pub(crate) fn drop_unfinished_row(&mut self) {
+        for column in &mut self.columns {
+            column.truncate_rows(self.rows);
+        }
+    }
+
     /// Checks that every column holds exactly [`StreamBatch::rows`] rows; a reader that
     /// appends elements directly is held to this before its batch is used.
     pub fn check_consistent(&self) -> std::result::Result<(), BatchValueError> {
@@ -1229,7 +1298,7 @@ pub struct BatchSet {
     wanted: Vec<bool>,
     capacity: usize,
     /// The row the default (row by row) read path reuses.
-    scratch: FrameBuf,
+    pub(crate) scratch: FrameBuf,
 }
 
 impl BatchSet {

@@ -37,6 +37,7 @@ mod memory;
 mod plugin;
 mod probe;
 mod read;
+mod rows;
 mod schema;
 mod time;
 mod value;
@@ -60,6 +61,7 @@ pub use probe::{
     check_input_kind,
 };
 pub use read::{Integrity, IntegrityStatus, ProgressUnit, ReadOptions, RecordingReader};
+pub use rows::{RowElement, RowWriter};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};
 pub use time::{
     MAX_ABSOLUTE_SECONDS, TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil,

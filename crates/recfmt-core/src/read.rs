@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::{BatchSet, FormatInfo, FrameBuf, Header, Limits, Result, Schema};
+use crate::{BatchSet, FormatInfo, FrameBuf, Header, Limits, Result, RowWriter, Schema};
 
 /// Options every reader understands.
 #[derive(Debug, Clone, Default)]
@@ -119,7 +119,16 @@ impl ProgressUnit {
 /// Reads a recording as rows of streams.
 ///
 /// The schema is known once the reader is open; rows arrive in file order, interleaved across
-/// streams. `read_frame` reuses the caller's [`FrameBuf`].
+/// streams.
+///
+/// A reader implements [`RecordingReader::read_row`]: it decodes the next record and hands
+/// its values to a [`RowWriter`], and gets from that one decode path both the row view
+/// ([`RecordingReader::read_frame`], values in a reused [`FrameBuf`]) and the typed column
+/// view ([`RecordingReader::read_batches`], no [`crate::Value`] per value). Readers written
+/// before `read_row` implement `read_frame` instead; the defaults of the two call each other,
+/// so a reader must implement at least one of them (one that implements neither fails with
+/// an error, not a loop). Readers of fixed layouts may also override `read_batches` to decode
+/// whole runs of records at once.
 pub trait RecordingReader: Send {
     /// The format this reader reads.
     fn format(&self) -> &'static FormatInfo;
@@ -128,7 +137,20 @@ pub trait RecordingReader: Send {
     /// Streams and their signals.
     fn schema(&self) -> &Schema;
     /// Fills `dst` with the next row. Returns `Ok(false)` at the end of the recording.
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool>;
+    ///
+    /// The default asks [`RecordingReader::read_row`].
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+        crate::rows::read_frame_by_row_writer(self, dst)
+    }
+    /// Decodes the next record and writes the row it holds (if any, and if its stream is
+    /// wanted: see [`RowWriter::begin`]) to `row`. Returns `Ok(false)` at the end of the
+    /// recording; `Ok(true)` whether or not a row was written (a record that holds no row,
+    /// or a row of a stream nobody wants).
+    ///
+    /// The default asks [`RecordingReader::read_frame`] and pushes its values.
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+        crate::rows::read_row_by_frames(self, row)
+    }
     /// What has been lost so far; final once `read_frame` has returned `Ok(false)`.
     fn integrity(&self) -> &Integrity;
     /// Work done and in all, for progress reporting, in [`RecordingReader::progress_unit`]s
@@ -157,10 +179,10 @@ pub trait RecordingReader: Send {
     /// [`BatchSet::is_full`] holds.
     ///
     /// The values are exactly those [`RecordingReader::read_frame`] gives, and the two may be
-    /// mixed. The default goes through `read_frame`; readers of fixed layouts decode straight
-    /// into the columns.
+    /// mixed. The default writes the rows of [`RecordingReader::read_row`] straight into the
+    /// columns; readers of fixed layouts may decode runs of records at once.
     fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
-        crate::batch::read_batches_by_rows(self, dst)
+        crate::rows::read_batches_by_row_writer(self, dst)
     }
 }
 
@@ -176,6 +198,9 @@ impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
     }
     fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
         (**self).read_frame(dst)
+    }
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+        (**self).read_row(row)
     }
     fn integrity(&self) -> &Integrity {
         (**self).integrity()

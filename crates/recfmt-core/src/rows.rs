@@ -1,0 +1,532 @@
+//! One decode path for every reader: the [`RowWriter`] a reader's `read_row` writes to.
+
+use crate::batch::ColumnBuf;
+use crate::{ArrayValue, BatchSet, Error, FrameBuf, NativeElement, Result, Schema, Value};
+
+/// Where the rows go.
+enum Target<'a> {
+    /// One row, as values (the row path).
+    Frame(&'a mut FrameBuf),
+    /// Typed columns, many rows.
+    Batches(&'a mut BatchSet),
+}
+
+/// The state of the row being written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No row begun, or the last one finished.
+    Idle,
+    /// A row of a wanted stream is being written.
+    Writing,
+    /// The reader was told to skip the row's values ([`RowWriter::begin`] returned false).
+    Skipping,
+}
+
+/// Where a reader puts the rows it decodes, so one decode path serves both views: each row
+/// goes either into a [`FrameBuf`] (the row path, [`RecordingReader::read_frame`]) or straight
+/// into the typed columns of a [`BatchSet`] (the batch path, [`RecordingReader::read_batches`]).
+///
+/// A reader that implements only [`RecordingReader::read_row`] gets both views of its data
+/// from the same code, and the batch view costs no [`Value`] per value: a number pushed with
+/// [`RowWriter::push`] lands in its column's `Vec` when its type is the column's type, and
+/// goes through the row path's exact conversions otherwise (an integer that does not fit, or
+/// a float pushed into an integer column, is an error naming the stream and the signal, never
+/// a dropped value).
+///
+/// ```
+/// use recfmt_core::{
+///     BatchSet, DType, FormatInfo, Header, Integrity, RecordingReader, Result, RowWriter,
+///     Schema, SignalDesc, StreamDesc, TimeBase,
+/// };
+///
+/// /// Pings of one beacon, made up on the fly.
+/// struct Pings { schema: Schema, header: Header, integrity: Integrity, next: u32 }
+///
+/// static INFO: FormatInfo = FormatInfo { id: "pings", name: "Pings", extensions: &[] };
+///
+/// impl RecordingReader for Pings {
+///     fn format(&self) -> &'static FormatInfo { &INFO }
+///     fn header(&self) -> &Header { &self.header }
+///     fn schema(&self) -> &Schema { &self.schema }
+///     fn integrity(&self) -> &Integrity { &self.integrity }
+///     fn read_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+///         if self.next == 1000 {
+///             return Ok(false);
+///         }
+///         self.next += 1;
+///         if row.begin(0)? {
+///             row.push(f64::from(self.next) * 0.1)?; // t
+///             row.push(-60.0f32)?; // rssi
+///             row.finish()?;
+///         }
+///         Ok(true)
+///     }
+/// }
+///
+/// let mut stream = StreamDesc::new("pings", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
+/// stream.signals.push(SignalDesc::scalar("rssi", DType::F32));
+/// let schema = Schema { streams: vec![stream] };
+/// let mut reader = Pings { schema: schema.clone(), header: Header::default(), integrity: Integrity::default(), next: 0 };
+///
+/// let mut batches = BatchSet::new(&schema, 600);
+/// assert!(reader.read_batches(&mut batches)?); // a full batch of 600 rows
+/// assert_eq!(batches.take(0).rows(), 600);
+/// assert!(!reader.read_batches(&mut batches)?); // the rest, then the end
+/// assert_eq!(batches.stream(0).rows(), 400);
+/// # Ok::<(), recfmt_core::Error>(())
+/// ```
+///
+/// [`RecordingReader::read_row`]: crate::RecordingReader::read_row
+/// [`RecordingReader::read_frame`]: crate::RecordingReader::read_frame
+/// [`RecordingReader::read_batches`]: crate::RecordingReader::read_batches
+///
+/// A row is [`RowWriter::begin`], one push per signal of the stream (time column included,
+/// in schema order), then [`RowWriter::finish`]. When `begin` returns `false` the stream is
+/// not wanted: the reader skips the row's values and calls nothing else for it.
+pub struct RowWriter<'a> {
+    target: Target<'a>,
+    state: State,
+    stream: usize,
+    /// The signal the next push is for.
+    signal: usize,
+    /// Rows finished by this writer.
+    rows: usize,
+    /// Set by the default `read_frame`, which asks `read_row`: a reader that implements
+    /// neither would otherwise recurse forever.
+    from_default_frame: bool,
+    /// Some stream's batch is full.
+    filled: bool,
+    /// The row the default `read_row` (through `read_frame`) reuses.
+    scratch: FrameBuf,
+}
+
+impl Drop for RowWriter<'_> {
+    fn drop(&mut self) {
+        if let Target::Batches(set) = &mut self.target {
+            set.scratch = std::mem::take(&mut self.scratch);
+        }
+    }
+}
+
+impl<'a> RowWriter<'a> {
+    /// A writer that puts the next row into `frame`.
+    pub fn frame(frame: &'a mut FrameBuf) -> Self {
+        Self::new(Target::Frame(frame))
+    }
+
+    /// A writer that appends rows to the batches of `batches` (rows of streams it does not
+    /// want are skipped).
+    pub fn batches(batches: &'a mut BatchSet) -> Self {
+        let scratch = std::mem::take(&mut batches.scratch);
+        let mut writer = Self::new(Target::Batches(batches));
+        writer.scratch = scratch;
+        writer
+    }
+
+    fn new(target: Target<'a>) -> Self {
+        RowWriter {
+            target,
+            state: State::Idle,
+            stream: 0,
+            signal: 0,
+            rows: 0,
+            from_default_frame: false,
+            filled: false,
+            scratch: FrameBuf::default(),
+        }
+    }
+
+    pub(crate) fn for_default_frame(frame: &'a mut FrameBuf) -> Self {
+        let mut writer = Self::frame(frame);
+        writer.from_default_frame = true;
+        writer
+    }
+
+    /// Rows finished so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Starts a row of stream `stream` (its index in the schema). Returns `false` when the
+    /// stream is not wanted: skip the row's values, push nothing and do not call `finish`.
+    pub fn begin(&mut self, stream: usize) -> Result<bool> {
+        if self.state == State::Writing {
+            return Err(Error::invalid(format!(
+                "a row of stream {stream} was begun before the row of stream {} was finished",
+                self.stream
+            )));
+        }
+        self.stream = stream;
+        self.signal = 0;
+        match &mut self.target {
+            Target::Frame(frame) => {
+                frame.stream = stream;
+                self.state = State::Writing;
+                Ok(true)
+            }
+            Target::Batches(set) => {
+                if stream >= set.len() {
+                    return Err(Error::invalid(format!(
+                        "the reader wrote a row of stream {stream}, but the schema has {} streams",
+                        set.len()
+                    )));
+                }
+                if set.wants(stream) {
+                    self.state = State::Writing;
+                    Ok(true)
+                } else {
+                    self.state = State::Skipping;
+                    Ok(false)
+                }
+            }
+        }
+    }
+
+    /// Appends the next signal's value: any number type or `bool`. Stored as is when it is
+    /// the column's type; otherwise converted exactly as the row path converts (an integer
+    /// must fit, a float is refused by an integer column), or refused with an error.
+    #[inline]
+    pub fn push<T: RowElement>(&mut self, value: T) -> Result<()> {
+        let signal = self.next_signal()?;
+        match &mut self.target {
+            Target::Frame(frame) => {
+                put_frame_value(frame, signal, value.into_value());
+                Ok(())
+            }
+            Target::Batches(set) => {
+                let batch = set.stream_mut(self.stream);
+                let rows = batch.rows();
+                let column = column_at(batch.columns_mut(), signal, self.stream)?;
+                let stream = self.stream;
+                column
+                    .push_native(value, rows)
+                    .map_err(|message| value_error(stream, signal, message))
+            }
+        }
+    }
+
+    /// Appends the next signal's value as an array (fixed or variable shape), already in the
+    /// column's element type.
+    pub fn push_slice<T: RowElement>(&mut self, items: &[T]) -> Result<()> {
+        let signal = self.next_signal()?;
+        match &mut self.target {
+            Target::Frame(frame) => {
+                put_frame_value(frame, signal, Value::Array(T::array(items)));
+                Ok(())
+            }
+            Target::Batches(set) => {
+                let batch = set.stream_mut(self.stream);
+                let stream = self.stream;
+                let column = column_at(batch.columns_mut(), signal, stream)?;
+                column
+                    .push_slice(items)
+                    .map_err(|message| value_error(stream, signal, message))
+            }
+        }
+    }
+
+    /// Appends the next signal's value as text.
+    pub fn push_str(&mut self, text: &str) -> Result<()> {
+        let signal = self.next_signal()?;
+        match &mut self.target {
+            Target::Frame(frame) => {
+                frame_slot(frame, signal).set_str(text);
+                Ok(())
+            }
+            Target::Batches(set) => {
+                let batch = set.stream_mut(self.stream);
+                let stream = self.stream;
+                let column = column_at(batch.columns_mut(), signal, stream)?;
+                column
+                    .push_str(text)
+                    .map_err(|message| value_error(stream, signal, message))
+            }
+        }
+    }
+
+    /// Appends the next signal's value as opaque bytes.
+    pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let signal = self.next_signal()?;
+        match &mut self.target {
+            Target::Frame(frame) => {
+                frame_slot(frame, signal).set_bytes(bytes);
+                Ok(())
+            }
+            Target::Batches(set) => {
+                let batch = set.stream_mut(self.stream);
+                let stream = self.stream;
+                let column = column_at(batch.columns_mut(), signal, stream)?;
+                column
+                    .push_bytes(bytes)
+                    .map_err(|message| value_error(stream, signal, message))
+            }
+        }
+    }
+
+    /// Appends no value for the next signal (not sampled in this row).
+    pub fn push_null(&mut self) -> Result<()> {
+        self.push_value(&Value::Null)
+    }
+
+    /// Appends the next signal's value given as a [`Value`] (the slow, general path).
+    pub fn push_value(&mut self, value: &Value) -> Result<()> {
+        let signal = self.next_signal()?;
+        match &mut self.target {
+            Target::Frame(frame) => {
+                put_frame_value(frame, signal, value.clone());
+                Ok(())
+            }
+            Target::Batches(set) => {
+                let batch = set.stream_mut(self.stream);
+                let rows = batch.rows();
+                let stream = self.stream;
+                let column = column_at(batch.columns_mut(), signal, stream)?;
+                column
+                    .push_value(value, rows)
+                    .map_err(|message| value_error(stream, signal, message))
+            }
+        }
+    }
+
+    /// Ends the row: every signal of the stream must have had its value.
+    pub fn finish(&mut self) -> Result<()> {
+        if self.state != State::Writing {
+            return Err(Error::invalid("a row was finished that was not begun"));
+        }
+        match &mut self.target {
+            Target::Frame(frame) => frame.values.truncate(self.signal),
+            Target::Batches(set) => {
+                let capacity = set.capacity();
+                let batch = set.stream_mut(self.stream);
+                let signals = batch.columns().len();
+                if self.signal != signals {
+                    let message = format!(
+                        "the row has {} values but the stream has {signals} signals",
+                        self.signal
+                    );
+                    return Err(value_error(self.stream, self.signal.min(signals), message));
+                }
+                batch.commit_pushed_row();
+                if batch.is_full(capacity) {
+                    self.filled = true;
+                }
+            }
+        }
+        self.state = State::Idle;
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// True once a row filled its stream's batch: the default `read_batches` returns to its
+    /// caller then.
+    pub(crate) fn filled_a_batch(&self) -> bool {
+        self.filled
+    }
+
+    /// Takes back the values pushed for a row that was not finished (after an error), so a
+    /// batch never holds half a row.
+    pub(crate) fn abandon_row(&mut self) {
+        if self.state == State::Writing
+            && let Target::Batches(set) = &mut self.target
+        {
+            set.stream_mut(self.stream).drop_unfinished_row();
+        }
+        self.state = State::Idle;
+    }
+
+    /// Index of the signal the next push is for; moves past it.
+    #[inline]
+    fn next_signal(&mut self) -> Result<usize> {
+        if self.state != State::Writing {
+            return Err(Error::invalid(if self.state == State::Skipping {
+                "a value was pushed for a row of a stream that is not wanted (begin returned false)"
+            } else {
+                "a value was pushed before a row was begun"
+            }));
+        }
+        let signal = self.signal;
+        self.signal += 1;
+        Ok(signal)
+    }
+}
+
+/// A value that does not fit signal `signal` of stream `stream`; the names are filled in by
+/// [`name_value_error`].
+fn value_error(stream: usize, signal: usize, message: String) -> Error {
+    Error::Value {
+        stream: format!("#{stream}"),
+        signal: format!("#{signal}"),
+        message,
+    }
+}
+
+/// The column of signal `signal`, or an error when the stream has fewer signals.
+#[inline]
+fn column_at(columns: &mut [ColumnBuf], signal: usize, stream: usize) -> Result<&mut ColumnBuf> {
+    let count = columns.len();
+    columns.get_mut(signal).ok_or_else(|| Error::Value {
+        stream: format!("#{stream}"),
+        signal: format!("#{signal}"),
+        message: format!("the row has more values than the stream's {count} signals"),
+    })
+}
+
+/// The frame's value slot for `signal`, grown when needed; reused otherwise (so text keeps
+/// its allocation).
+fn frame_slot(frame: &mut FrameBuf, signal: usize) -> &mut Value {
+    if frame.values.len() <= signal {
+        frame.values.resize(signal + 1, Value::Null);
+    }
+    &mut frame.values[signal]
+}
+
+fn put_frame_value(frame: &mut FrameBuf, signal: usize, value: Value) {
+    *frame_slot(frame, signal) = value;
+}
+
+/// Gives the error the names of the stream and signal it is about (the writer knows only
+/// indexes).
+pub(crate) fn name_value_error(error: Error, schema: &Schema) -> Error {
+    let Error::Value {
+        stream,
+        signal,
+        message,
+    } = error
+    else {
+        return error;
+    };
+    let index = |text: &str| text.strip_prefix('#').and_then(|i| i.parse::<usize>().ok());
+    let desc = index(&stream).and_then(|i| schema.streams.get(i));
+    let signal_name = desc
+        .zip(index(&signal))
+        .and_then(|(d, i)| d.signals.get(i))
+        .map(|s| s.name.clone());
+    Error::Value {
+        stream: desc.map_or(stream, |d| d.name.clone()),
+        signal: signal_name.unwrap_or(signal),
+        message,
+    }
+}
+
+/// A value a reader can [`RowWriter::push`]: every number type and `bool`.
+pub trait RowElement: NativeElement + sealed::Sealed {
+    /// As a [`Value`] (numbers widened without loss), for the row path.
+    fn into_value(self) -> Value;
+    /// Elements as an array value, for [`RowWriter::push_slice`] on the row path.
+    #[doc(hidden)]
+    fn array(items: &[Self]) -> ArrayValue;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! row_element {
+    ($($t:ty => $value:ident($wide:ty), $array:ident;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl RowElement for $t {
+            #[inline]
+            fn into_value(self) -> Value {
+                Value::$value(<$wide>::from(self))
+            }
+            fn array(items: &[Self]) -> ArrayValue {
+                ArrayValue::$array(items.iter().map(|&x| x.into()).collect())
+            }
+        }
+    )*};
+}
+row_element! {
+    i8 => Int(i64), Int;
+    i16 => Int(i64), Int;
+    i32 => Int(i64), Int;
+    i64 => Int(i64), Int;
+    u8 => UInt(u64), UInt;
+    u16 => UInt(u64), UInt;
+    u32 => UInt(u64), UInt;
+    u64 => UInt(u64), UInt;
+    f64 => Float(f64), F64;
+    bool => Bool(bool), Bool;
+}
+
+impl sealed::Sealed for f32 {}
+impl RowElement for f32 {
+    #[inline]
+    fn into_value(self) -> Value {
+        Value::Float(f64::from(self))
+    }
+    fn array(items: &[Self]) -> ArrayValue {
+        ArrayValue::F32(items.to_vec())
+    }
+}
+
+/// The default [`crate::RecordingReader::read_batches`]: rows from `read_row`, each written
+/// straight into its typed columns.
+pub fn read_batches_by_row_writer<R: crate::RecordingReader + ?Sized>(
+    reader: &mut R,
+    dst: &mut BatchSet,
+) -> Result<bool> {
+    if dst.is_full() {
+        return Ok(true);
+    }
+    let mut writer = RowWriter::batches(dst);
+    loop {
+        match reader.read_row(&mut writer) {
+            Ok(false) => return Ok(false),
+            Ok(true) => {
+                if writer.filled_a_batch() {
+                    return Ok(true);
+                }
+            }
+            Err(e) => {
+                writer.abandon_row();
+                return Err(name_value_error(e, reader.schema()));
+            }
+        }
+    }
+}
+
+/// The default [`crate::RecordingReader::read_frame`]: one row from `read_row`, skipping
+/// calls that wrote no row.
+pub fn read_frame_by_row_writer<R: crate::RecordingReader + ?Sized>(
+    reader: &mut R,
+    dst: &mut FrameBuf,
+) -> Result<bool> {
+    loop {
+        let mut writer = RowWriter::for_default_frame(dst);
+        match reader.read_row(&mut writer) {
+            Ok(false) => return Ok(false),
+            Ok(true) if writer.rows() > 0 => return Ok(true),
+            Ok(true) => continue,
+            Err(e) => return Err(name_value_error(e, reader.schema())),
+        }
+    }
+}
+
+/// The default [`crate::RecordingReader::read_row`], for readers that implement
+/// `read_frame`: the frame's values pushed one by one.
+pub fn read_row_by_frames<R: crate::RecordingReader + ?Sized>(
+    reader: &mut R,
+    row: &mut RowWriter<'_>,
+) -> Result<bool> {
+    if row.from_default_frame {
+        return Err(Error::invalid(format!(
+            "the {} reader implements neither read_row nor read_frame",
+            reader.format().id
+        )));
+    }
+    let mut scratch = std::mem::take(&mut row.scratch);
+    let result = (|| {
+        if !reader.read_frame(&mut scratch)? {
+            return Ok(false);
+        }
+        if row.begin(scratch.stream)? {
+            for value in &scratch.values {
+                row.push_value(value)?;
+            }
+            row.finish()?;
+        }
+        Ok(true)
+    })();
+    row.scratch = scratch;
+    result
+}
