@@ -9,12 +9,14 @@
 //!   package against the Rust batch read, recfmt against the Python writers, then every
 //!   format's full read against `cat` and conversion to Parquet;
 //!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
-//!   `bench python [--mb N] [--gib G]`, `bench compare [--mb N]` or
+//!   `bench python [--mb N] [--gib G]`, `bench compare [--mb N]`,
+//!   `bench custom [--rows N] [--runs K]` (a `read_row`-only reader against USVLOG) or
 //!   `bench formats [--mb N] [--format NAME]` runs one of them.
 //! * `sweep [--mutants N]`: the mutation sweep of every sample and fixture in release, with
 //!   10,000 mutants per format (the test suite runs fewer).
 
 mod compare;
+mod custom_bench;
 mod formats_bench;
 mod fuzz;
 mod plot_bench;
@@ -52,8 +54,9 @@ const TASKS: &[(&str, &str)] = &[
          its batches() peak memory on 10 GiB), then recfmt against pyarrow and h5py on a \
          400 MB session, then per format (1 GB inputs) the full read against cat and the \
          conversion to Parquet; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
-         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N]` \
-         or `bench formats [--mb N] [--format NAME]` runs one part",
+         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N]`, \
+         `bench custom [--rows N] [--runs K]` or `bench formats [--mb N] [--format NAME]` runs \
+         one part",
     ),
     (
         "sweep",
@@ -88,6 +91,7 @@ fn main() -> Result<()> {
             Some("criterion") => bench_criterion(&args[2..]),
             Some("convert") => bench_convert(&args[2..]),
             Some("compare") => compare::bench_compare(&args[2..]),
+            Some("custom") => custom_bench::bench_custom(&args[2..]),
             Some("formats") => formats_bench::bench_formats(&args[2..]),
             Some("plot") => plot_bench::bench_plot(&args[2..]),
             Some("python") => python_bench::bench_python(&args[2..]),
@@ -97,6 +101,7 @@ fn main() -> Result<()> {
                 plot_bench::bench_plot(&[])?;
                 python_bench::bench_python(&[])?;
                 compare::bench_compare(&[])?;
+                custom_bench::bench_custom(&[])?;
                 formats_bench::bench_formats(&[])
             }
         },
