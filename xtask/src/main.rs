@@ -230,7 +230,15 @@ fn python_package(python: &Path) -> Result<()> {
     let root = project_root();
     let wheels = root.join("target/wheels");
     let _ = std::fs::remove_dir_all(&wheels);
-    run(cargo().args(["build", "-p", "recfmt", "--bin", "recfmt"]))?;
+    run(cargo().args([
+        "build",
+        "-p",
+        "recfmt",
+        "--bin",
+        "recfmt",
+        "--features",
+        "cli",
+    ]))?;
     run(Command::new(python)
         .args(["-m", "maturin", "build", "--profile", "dev", "--out"])
         .arg(&wheels)
