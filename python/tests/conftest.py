@@ -26,7 +26,9 @@ def recfmt_bin() -> Path:
     path = Path(explicit) if explicit else ROOT / "target" / "debug" / "recfmt"
     if not path.exists():
         subprocess.run(
-            ["cargo", "build", "--quiet", "-p", "recfmt", "--bin", "recfmt"], cwd=ROOT, check=True
+            ["cargo", "build", "--quiet", "-p", "recfmt", "--bin", "recfmt", "--features", "cli"],
+            cwd=ROOT,
+            check=True,
         )
     return path
 

@@ -42,8 +42,17 @@ pub fn recfmt_bin() -> &'static Path {
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--quiet", "-p", "recfmt", "--bin", "recfmt"])
-            .current_dir(workspace_root());
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "recfmt",
+            "--bin",
+            "recfmt",
+            "--features",
+            "cli",
+        ])
+        .current_dir(workspace_root());
         if release {
             cmd.arg("--release");
         }

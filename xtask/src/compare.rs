@@ -55,7 +55,16 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "recfmt",
+        "--bin",
+        "recfmt",
+        "--features",
+        "cli",
+    ]))?;
     let recfmt = root.join("target/release/recfmt");
     let python = python_env()?;
     let data = root.join("target/bench-data");

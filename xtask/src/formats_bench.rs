@@ -145,7 +145,16 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "recfmt",
+        "--bin",
+        "recfmt",
+        "--features",
+        "cli",
+    ]))?;
     let read_batches = crate::python_bench::build_read_batches()?;
     let recfmt = project_root().join("target/release/recfmt");
     let data = project_root().join("target/bench-data");

@@ -1,7 +1,9 @@
 //! Project automation, run as `cargo xtask <task>` (see `.cargo/config.toml`).
 //!
 //! * `ci`: what `.ci/run` runs: Python interop packages, fmt, clippy, tests, docs, fixtures check,
-//!   every fuzz target replayed and fuzzed briefly.
+//!   the consumer crate, every fuzz target replayed and fuzzed briefly.
+//! * `consumer`: build and run a crate outside the workspace that depends on `recfmt` (default
+//!   features) and `recfmt-carla` by path, as a user would (part of `ci`).
 //! * `fixtures [--check]`: regenerate the deterministic fixtures under `tests/fixtures`.
 //! * `fuzz [--secs N] [--target NAME] [--dev] [--jobs N]`: build the cargo-fuzz targets under
 //!   `fuzz/` and run each (see `docs/RELIABILITY.md`).
@@ -16,6 +18,7 @@
 //!   10,000 mutants per format (the test suite runs fewer).
 
 mod compare;
+mod consumer;
 mod custom_bench;
 mod formats_bench;
 mod fuzz;
@@ -35,7 +38,11 @@ const TASKS: &[(&str, &str)] = &[
     (
         "ci",
         "python interop deps, fmt --check, clippy -D warnings, tests, docs, fixtures --check, \
-         fuzz targets replayed and fuzzed 5 s each",
+         the consumer crate, fuzz targets replayed and fuzzed 5 s each",
+    ),
+    (
+        "consumer",
+        "build and run a crate outside the workspace that uses recfmt and recfmt-carla by path",
     ),
     (
         "fixtures",
@@ -85,6 +92,7 @@ fn main() -> Result<()> {
     std::env::set_current_dir(project_root())?;
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("consumer") => consumer::consumer_check(),
         Some("fixtures") => fixtures(args.iter().any(|a| a == "--check")),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("bench") => match args.get(1).map(String::as_str) {
@@ -212,6 +220,7 @@ fn ci() -> Result<()> {
         .args(["test", "--workspace", "--all-targets"])
         .env("RECFMT_PYTHON", &python))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
+    consumer::consumer_check()?;
     python_package(&python)?;
     run(cargo()
         .args(["doc", "--workspace", "--no-deps"])
@@ -235,7 +244,15 @@ fn python_package(python: &Path) -> Result<()> {
     let root = project_root();
     let wheels = root.join("target/wheels");
     let _ = std::fs::remove_dir_all(&wheels);
-    run(cargo().args(["build", "-p", "recfmt", "--bin", "recfmt"]))?;
+    run(cargo().args([
+        "build",
+        "-p",
+        "recfmt",
+        "--bin",
+        "recfmt",
+        "--features",
+        "cli",
+    ]))?;
     run(Command::new(python)
         .args(["-m", "maturin", "build", "--profile", "dev", "--out"])
         .arg(&wheels)

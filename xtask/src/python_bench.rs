@@ -150,6 +150,9 @@ pub(crate) fn build_read_batches() -> Result<std::path::PathBuf> {
         "recfmt",
         "--example",
         "read_batches",
+        // The binary's features, so the two builds share the compiled library.
+        "--features",
+        "cli",
     ]))?;
     Ok(project_root().join("target/release/examples/read_batches"))
 }

@@ -38,7 +38,16 @@ impl BenchSession {
             _ => bail!("usage: {usage}"),
         };
         let min_bytes = gib << 30;
-        run(cargo().args(["build", "--release", "-p", "recfmt", "--bin", "recfmt"]))?;
+        run(cargo().args([
+            "build",
+            "--release",
+            "-p",
+            "recfmt",
+            "--bin",
+            "recfmt",
+            "--features",
+            "cli",
+        ]))?;
         let data = project_root().join("target/bench-data");
         let input = data.join(format!("usvlog-{gib}gib"));
         let series = input.join("timeseries.bin");

@@ -235,10 +235,7 @@ impl<R: Read> CarlaRecording<R> {
         let header = recfmt_core::Header {
             format: FORMAT_ID,
             version: raw_header.version.to_string(),
-            time: Some(TimeReference {
-                system: TimeSystem::Met,
-                epoch: None,
-            }),
+            time: Some(TimeReference::new(TimeSystem::Met)),
             metadata,
         };
         Ok(CarlaRecording {

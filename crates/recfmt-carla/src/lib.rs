@@ -102,3 +102,7 @@ pub use packet::{
 };
 pub use primitive::{FString, Vector3};
 pub use schema::STREAM_NAMES;
+
+/// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
+/// dependency is enough.
+pub use recfmt_core as core;

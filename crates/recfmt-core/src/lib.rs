@@ -65,10 +65,12 @@ pub use rows::{RowElement, RowWriter};
 pub use schema::{DType, Header, Metadata, Schema, Shape, SignalDesc, StreamDesc};
 pub use time::{
     MAX_ABSOLUTE_SECONDS, TimeBase, TimeReference, TimeSystem, civil_from_days, days_from_civil,
-    unix_to_rfc3339,
+    now_rfc3339, unix_to_rfc3339, unix_to_rfc3339_millis,
 };
 pub use value::{ArrayValue, FrameBuf, Value};
 pub use write::RecordingWriter;
 
-/// Re-exported so format crates and users name instants with the same type.
+/// An absolute instant (feature `hifitime`), re-exported so format crates and users name
+/// instants with the same type.
+#[cfg(feature = "hifitime")]
 pub use hifitime::Epoch;

@@ -293,7 +293,7 @@ impl<R: RecordingReader> SelectedReader<R> {
         let absolute = match pipeline.absolute_time {
             None => None,
             Some(system) => match header.time {
-                Some(reference) if reference.epoch.is_some() => Some((system, reference)),
+                Some(reference) if reference.has_epoch() => Some((system, reference)),
                 _ => {
                     return Err(Error::invalid(format!(
                         "an absolute {system} time column needs a recording with an epoch; this {} recording has none",
@@ -654,7 +654,7 @@ fn absolute_ns(
     };
     match reference.to_system(t, system) {
         Some(s) => Ok(Value::Int((s * 1e9).round() as i64)),
-        None if reference.epoch.is_none() => Ok(Value::Null),
+        None if !reference.has_epoch() => Ok(Value::Null),
         None => Err(Error::invalid(format!(
             "stream {stream:?}: time {t} s has no absolute {system} instant \
              (expected a finite time within {MAX_ABSOLUTE_SECONDS:e} s of the recording's epoch; \

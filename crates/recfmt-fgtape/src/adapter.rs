@@ -490,10 +490,7 @@ impl FgTape {
             header: Header {
                 format: FORMAT_ID,
                 version,
-                time: Some(TimeReference {
-                    system: TimeSystem::Met,
-                    epoch: None,
-                }),
+                time: Some(TimeReference::new(TimeSystem::Met)),
                 metadata,
             },
             schema,

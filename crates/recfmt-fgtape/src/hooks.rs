@@ -47,7 +47,10 @@ fn write_tracks(
     reader: &mut dyn RecordingReader,
     output: &Path,
 ) -> recfmt_core::Result<Written> {
-    let epoch = reader.header().time.and_then(|t| t.epoch);
+    let epoch = reader
+        .header()
+        .time
+        .and_then(|t| t.to_system(0.0, recfmt_core::TimeSystem::Utc));
     let tracks = Tracks::from_reader(reader)?;
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;

@@ -81,3 +81,7 @@ mod writer;
 pub use adapter::{FORMAT, FgTape, INFO, score};
 pub use error::{Error, Offset, Result};
 pub use writer::FgTapeWriter;
+
+/// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
+/// dependency is enough.
+pub use recfmt_core as core;

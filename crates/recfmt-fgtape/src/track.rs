@@ -52,13 +52,14 @@
 //! # Ok::<(), recfmt_core::Error>(())
 //! ```
 
-use recfmt_core::civil_from_days;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use recfmt_core::{Epoch, FrameBuf, ReadOptions, RecordingReader, Value};
+use recfmt_core::{
+    FrameBuf, ReadOptions, RecordingReader, TimeSystem, Value, unix_to_rfc3339_millis,
+};
 
 use crate::FgTape;
 use crate::mp::{MpHeader, PositionMsg};
@@ -123,8 +124,9 @@ pub struct Tracks {
     pub multiplayer: Vec<Track>,
     /// Rows and packets that gave no point (no or invalid position).
     pub skipped: u64,
-    /// The recording's own epoch (replay second 0), when its header has one.
-    pub epoch: Option<Epoch>,
+    /// The recording's own epoch (replay second 0) as UTC Unix seconds, when its header has
+    /// one.
+    pub epoch: Option<f64>,
 }
 
 impl Tracks {
@@ -182,7 +184,7 @@ impl Tracks {
             }),
             title,
             description: description.join(", "),
-            epoch: header.time.and_then(|t| t.epoch),
+            epoch: header.time.and_then(|t| t.to_system(0.0, TimeSystem::Utc)),
             ..Tracks::default()
         };
         let mut by_callsign: HashMap<String, usize> = HashMap::new();
@@ -331,17 +333,18 @@ pub fn geodetic_to_ecef(latitude: f64, longitude: f64, height: f64) -> [f64; 3] 
 /// Options of [`write_kml`] and [`write_gpx`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TrackOptions {
-    /// The instant of replay second 0. When `None`, the recording's own epoch
+    /// The instant of replay second 0, as UTC Unix seconds (seconds since
+    /// 1970-01-01T00:00:00Z, leap seconds not counted). When `None`, the recording's own epoch
     /// ([`Tracks::epoch`]) is used; fgtape recordings have none, so KML then gets
     /// `LineString`s with replay offsets and GPX counts from 1970-01-01T00:00:00Z.
-    pub epoch: Option<Epoch>,
+    pub epoch: Option<f64>,
     /// Leave the multiplayer tracks out.
     pub aircraft_only: bool,
 }
 
 impl TrackOptions {
-    /// Options with an epoch.
-    pub fn with_epoch(epoch: Epoch) -> Self {
+    /// Options with an epoch (UTC Unix seconds of replay second 0).
+    pub fn with_epoch(epoch: f64) -> Self {
         TrackOptions {
             epoch: Some(epoch),
             ..TrackOptions::default()
@@ -589,38 +592,17 @@ struct Clock {
 }
 
 impl Clock {
-    fn new(epoch: Epoch) -> Self {
-        Clock {
-            unix: epoch.to_unix_seconds(),
-        }
+    fn new(unix: f64) -> Self {
+        Clock { unix }
     }
 
     fn at(&self, seconds: f64) -> recfmt_core::Result<String> {
-        format_utc(self.unix + seconds).ok_or_else(|| {
+        unix_to_rfc3339_millis(self.unix + seconds).ok_or_else(|| {
             recfmt_core::Error::invalid(format!(
                 "replay time {seconds} s gives an instant outside the years 0000-9999"
             ))
         })
     }
-}
-
-/// `YYYY-MM-DDThh:mm:ss.sssZ` for Unix seconds, `None` outside the years 0 to 9999.
-pub(crate) fn format_utc(unix_seconds: f64) -> Option<String> {
-    let ms = (unix_seconds * 1000.0).round();
-    // Years 0000 to 9999.
-    if !(-62_167_219_200_000.0..253_402_300_800_000.0).contains(&ms) {
-        return None;
-    }
-    let ms = ms as i64;
-    let days = ms.div_euclid(86_400_000);
-    let of_day = ms.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    let (h, rest) = (of_day / 3_600_000, of_day % 3_600_000);
-    let (min, rest) = (rest / 60_000, rest % 60_000);
-    let (s, milli) = (rest / 1000, rest % 1000);
-    Some(format!(
-        "{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z"
-    ))
 }
 
 /// Appends `<name>text</name>` on its own line.
@@ -664,25 +646,6 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_text() {
-        assert_eq!(format_utc(0.0).as_deref(), Some("1970-01-01T00:00:00.000Z"));
-        assert_eq!(
-            format_utc(951_782_400.0 + 86_399.999_6).as_deref(),
-            Some("2000-03-01T00:00:00.000Z")
-        );
-        assert_eq!(
-            format_utc(1_709_164_800.25).as_deref(),
-            Some("2024-02-29T00:00:00.250Z")
-        );
-        assert_eq!(
-            format_utc(-1.5).as_deref(),
-            Some("1969-12-31T23:59:58.500Z")
-        );
-        assert_eq!(format_utc(1e300), None);
-        assert_eq!(format_utc(f64::NAN), None);
-    }
 
     #[test]
     fn escaping() {

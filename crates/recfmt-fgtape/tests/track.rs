@@ -4,7 +4,7 @@
 
 mod common;
 
-use recfmt_core::{Epoch, ReadOptions};
+use recfmt_core::ReadOptions;
 use recfmt_fgtape::normal::NormalTape;
 use recfmt_fgtape::signals::SignalValue;
 use recfmt_fgtape::track::{
@@ -148,7 +148,8 @@ fn kml_with_epoch_uses_gx_track_with_when() {
     let tape = NormalTape::open(&path).unwrap();
     let expected = decoded_positions(&tape);
     let tracks = Tracks::open(&path, &ReadOptions::default()).unwrap();
-    let epoch = Epoch::from_gregorian_utc(2024, 5, 1, 12, 0, 0, 0);
+    // 2024-05-01T12:00:00Z.
+    let epoch = 1_714_564_800.0;
     let kml = write_kml(&tracks, Vec::new(), &TrackOptions::with_epoch(epoch)).unwrap();
     let kml = String::from_utf8(kml).unwrap();
     let doc = roxmltree::Document::parse(&kml).unwrap();

@@ -63,7 +63,7 @@ use recfmt_core::{
     TimeBase, TimeReference, TimeSystem, Value,
 };
 
-use crate::recording::{DYNAMIC_STREAM, STATIC_STREAM, epoch_text};
+use crate::recording::{DYNAMIC_STREAM, STATIC_STREAM};
 use crate::types::SignalType;
 
 /// The format id of Icarus HDF5 recordings on the command line and in headers.
@@ -969,10 +969,7 @@ fn copy_run(out: &mut ColumnData, window: &Window, start: usize, n: usize, write
 /// plan; written by [`IcarusH5Writer`], not by Icarus itself). Without them the time is MET
 /// with no epoch.
 fn time_reference(attrs: &HashMap<String, AttrValue>, integrity: &mut Integrity) -> TimeReference {
-    let met = TimeReference {
-        system: TimeSystem::Met,
-        epoch: None,
-    };
+    let met = TimeReference::new(TimeSystem::Met);
     let text = |k: &str| {
         attrs
             .get(k)
@@ -991,10 +988,7 @@ fn time_reference(attrs: &HashMap<String, AttrValue>, integrity: &mut Integrity)
         Ok(r) => r,
         Err(e) => {
             integrity.warn(format!("/time attribute epoch_iso: {e}; no epoch used"));
-            TimeReference {
-                system,
-                epoch: None,
-            }
+            TimeReference::new(system)
         }
     }
 }
@@ -1351,20 +1345,17 @@ impl IcarusH5Writer {
             .metadata
             .get("created_at")
             .cloned()
-            .unwrap_or_else(now_utc);
+            .unwrap_or_else(recfmt_core::now_rfc3339);
         metadata.set_attr("created_at", AttrValue::VarLenString(created_at));
         builder.add_group(metadata.finish());
         let time = builder.create_dataset("time");
         declare(time, OutKind::F64);
         if let Some(t) = header.time
-            && (t.system != TimeSystem::Met || t.epoch.is_some())
+            && (t.system != TimeSystem::Met || t.has_epoch())
         {
             time.set_attr("system", AttrValue::VarLenString(t.system.name().into()));
-            if let Some(e) = t.epoch {
-                time.set_attr(
-                    "epoch_iso",
-                    AttrValue::VarLenString(epoch_text(e, t.system)),
-                );
+            if let Some(text) = t.epoch_text() {
+                time.set_attr("epoch_iso", AttrValue::VarLenString(text));
             }
         }
         guard(
@@ -1620,17 +1611,6 @@ fn plan(
         }
     }
     mappings
-}
-
-/// Now in UTC as `YYYY-MM-DDTHH:MM:SSZ`, as Vulcan writes `created_at`.
-fn now_utc() -> String {
-    match hifitime::Epoch::now() {
-        Ok(e) => {
-            let (y, mo, d, h, mi, s, _) = e.to_gregorian_utc();
-            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-        }
-        Err(_) => "1970-01-01T00:00:00Z".into(),
-    }
 }
 
 impl RecordingWriter for IcarusH5Writer {

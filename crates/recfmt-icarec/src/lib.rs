@@ -84,6 +84,10 @@ mod compat;
 mod dir;
 pub mod error;
 mod frames;
+// Fixture writers for tests, benches, fuzz seeds and `cargo xtask fixtures`, outside the
+// library's API: only with the feature `generate`.
+#[cfg(feature = "generate")]
+#[doc(hidden)]
 pub mod generate;
 #[cfg(feature = "hdf5")]
 pub mod h5;
@@ -119,6 +123,10 @@ pub use schema::{
 pub use time::TimeSpec;
 pub use types::{SignalType, SignalValue};
 pub use writer::{MetadataMode, Writer, WriterOptions, copy_recording, recorder};
+
+/// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
+/// dependency is enough.
+pub use recfmt_core as core;
 
 /// The format id used on the command line and in metadata.
 pub const FORMAT_ID: &str = "icarec";

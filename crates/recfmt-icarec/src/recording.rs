@@ -18,11 +18,10 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use hifitime::TimeScale;
 use recfmt_core::{
-    ArrayValue, BatchSet, ColumnData, DType, Epoch, FormatInfo, FrameBuf, Header, Integrity,
-    Metadata, ReadOptions, RecordingReader, RecordingWriter, Schema as CoreSchema, Shape,
-    SignalDesc, StreamBatch, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
+    ArrayValue, BatchSet, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity, Metadata,
+    ReadOptions, RecordingReader, RecordingWriter, Schema as CoreSchema, Shape, SignalDesc,
+    StreamBatch, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
 };
 use semver::Version;
 
@@ -554,10 +553,7 @@ fn header_of(dir: &IcarecDir) -> Header {
     Header {
         format: crate::FORMAT_ID,
         version: doc.schema_version.to_string(),
-        time: Some(dir.time().unwrap_or(TimeReference {
-            system: TimeSystem::Met,
-            epoch: None,
-        })),
+        time: Some(dir.time().unwrap_or(TimeReference::new(TimeSystem::Met))),
         metadata: m,
     }
 }
@@ -714,28 +710,6 @@ impl IcarecWriter {
             streams: None,
         }
     }
-}
-
-/// Formats an epoch in the scale of `system` (with `Z` for UTC and MET).
-pub(crate) fn epoch_text(epoch: Epoch, system: TimeSystem) -> String {
-    let scale = match system {
-        TimeSystem::Met | TimeSystem::Utc => TimeScale::UTC,
-        TimeSystem::Tai => TimeScale::TAI,
-        TimeSystem::Gps => TimeScale::GPST,
-    };
-    let iso = epoch.to_time_scale(scale).to_isoformat();
-    let iso = iso.strip_suffix(".000000").unwrap_or(&iso).to_string();
-    match system {
-        TimeSystem::Met | TimeSystem::Utc => format!("{iso}Z"),
-        _ => iso,
-    }
-}
-
-fn now_text() -> String {
-    Epoch::now().map_or_else(
-        |_| "1970-01-01T00:00:00Z".to_string(),
-        |e| epoch_text(e, TimeSystem::Utc),
-    )
 }
 
 fn kind_of(dtype: DType) -> Option<(SignalType, SignalKind)> {
@@ -1038,17 +1012,17 @@ impl IcarecWriter {
             .or(Some(&header.version))
             .and_then(|v| Version::parse(v).ok())
             .unwrap_or(Version::new(1, 0, 0));
-        let created_at = meta.get("created_at").cloned().unwrap_or_else(now_text);
+        let created_at = meta
+            .get("created_at")
+            .cloned()
+            .unwrap_or_else(recfmt_core::now_rfc3339);
         let mut doc = crate::SchemaDoc::new(
             schema_version,
             version("icarus_version", "0.0.0"),
             &created_at,
         );
         if let Some(t) = &header.time {
-            doc.time = Some(TimeSpec::new(
-                t.system,
-                t.epoch.map(|e| epoch_text(e, t.system)).as_deref(),
-            ));
+            doc.time = Some(TimeSpec::new(t.system, t.epoch_text().as_deref()));
         }
         let mut builder = SchemaBuilder::from_doc(doc);
         for (spec, ..) in &planned {

@@ -60,7 +60,7 @@ impl TimeSpec {
     /// let spec = TimeSpec::new(TimeSystem::Gps, Some("2026-01-01T00:00:00Z"));
     /// let r = spec.reference().unwrap();
     /// assert_eq!(r.system, TimeSystem::Gps);
-    /// assert!(r.epoch.is_some());
+    /// assert!(r.has_epoch());
     /// ```
     pub fn reference(&self) -> Result<TimeReference, String> {
         if let Some(units) = &self.units
@@ -83,15 +83,9 @@ impl TimeSpec {
                     "time.epoch_jd_tai {jd} is not a finite Julian date"
                 ));
             }
-            return Ok(TimeReference {
-                system,
-                epoch: Some(Epoch::from_jde_tai(jd)),
-            });
+            return Ok(TimeReference::with_epoch(system, Epoch::from_jde_tai(jd)));
         }
-        Ok(TimeReference {
-            system,
-            epoch: None,
-        })
+        Ok(TimeReference::new(system))
     }
 }
 
@@ -102,7 +96,7 @@ mod tests {
     #[test]
     fn met_is_the_default_and_units_are_checked() {
         let r = TimeSpec::default().reference().unwrap();
-        assert_eq!((r.system, r.epoch), (TimeSystem::Met, None));
+        assert_eq!(r, TimeReference::new(TimeSystem::Met));
         let bad = TimeSpec {
             units: Some("minutes".into()),
             ..TimeSpec::default()

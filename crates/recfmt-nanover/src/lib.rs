@@ -82,6 +82,10 @@
 mod aggregate;
 mod check;
 pub mod error;
+// Fixture writers for tests, benches, fuzz seeds and `cargo xtask fixtures`, outside the
+// library's API: only with the feature `generate`.
+#[cfg(feature = "generate")]
+#[doc(hidden)]
 pub mod generate;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
@@ -129,6 +133,10 @@ pub use session::{
 pub use timeline::{Event, RecordingPaths, Timeline, open_file, sniff_path};
 pub use write::{CopiedFile, CopySummary, NanoverWriter, copy_recording};
 pub use zipwrite::{ZipSummary, write_zip, write_zip_events};
+
+/// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
+/// dependency is enough.
+pub use recfmt_core as core;
 
 /// The format id used on the command line and in metadata.
 pub const FORMAT_ID: &str = "nanover";

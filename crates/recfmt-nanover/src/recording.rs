@@ -882,10 +882,7 @@ impl<R: Read> NanoverRecording<R> {
         let header = Header {
             format: crate::FORMAT_ID,
             version: version.to_string(),
-            time: Some(TimeReference {
-                system: TimeSystem::Met,
-                epoch: None,
-            }),
+            time: Some(TimeReference::new(TimeSystem::Met)),
             metadata,
         };
         let mut rec = NanoverRecording {

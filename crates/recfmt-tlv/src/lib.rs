@@ -60,6 +60,10 @@
 //! ```
 
 pub mod error;
+// Fixture writers for tests, benches, fuzz seeds and `cargo xtask fixtures`, outside the
+// library's API: only with the feature `generate`.
+#[cfg(feature = "generate")]
+#[doc(hidden)]
 pub mod generate;
 mod header;
 pub mod io;
@@ -85,6 +89,10 @@ pub use recording::{
     UNKNOWN_STREAM, UsvlogRecording,
 };
 pub use writer::{UsvlogRecordingWriter, copy_session};
+
+/// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
+/// dependency is enough.
+pub use recfmt_core as core;
 
 /// The format id used on the command line and in metadata.
 pub const FORMAT_ID: &str = "usvlog";

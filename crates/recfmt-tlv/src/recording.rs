@@ -219,10 +219,7 @@ impl<R: Read> UsvlogRecording<R> {
         let header = Header {
             format: crate::FORMAT_ID,
             version: file_header.fw_model_schema.to_string(),
-            time: Some(TimeReference {
-                system: TimeSystem::Met,
-                epoch: None,
-            }),
+            time: Some(TimeReference::new(TimeSystem::Met)),
             metadata,
         };
 

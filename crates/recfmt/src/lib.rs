@@ -3,7 +3,7 @@
 //! This facade re-exports the format crates behind one feature each, assembles the
 //! [`default_registry`] (which detects a recording's format from its first bytes and knows
 //! what each format can do), and is the one front door of every front end: the `recfmt`
-//! command line (feature `cli`, on by default) and the Python package call the same
+//! command line (feature `cli`) and the Python package call the same
 //! functions, which take plain option structs and return reports (serializable as the JSON
 //! the command line prints). They print nothing and never exit; errors are [`Error`] values.
 //!
@@ -42,6 +42,11 @@
 //! | ICAREC recording directory (Icarus) | `icarec` | [`recfmt_icarec`] |
 //! | Icarus HDF5 recording (what the simulator writes today) | `icarec` (id `icarus-h5`) | [`recfmt_icarec::h5`] |
 //! | NanoVer `.traj` / `.state` / `.nanover.zip` | `nanover` | [`recfmt_nanover`] |
+//!
+//! The default features are the library: every format above (`all-formats`) and every table
+//! output (`export-parquet`, `export-csv`, `export-arrow`, `export-ndjson`, `export-hdf5`).
+//! Pictures (`plot`), MCAP output (`mcap`) and the command line (`cli`, which turns both on)
+//! are opt-in.
 //!
 //! ```
 //! let registry = recfmt::default_registry();

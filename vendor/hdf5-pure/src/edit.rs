@@ -4869,8 +4869,7 @@ impl WriteEngine {
                 free: reuse.then_some(if from_reserve { reserved } else { free }),
                 sync_policy: *sync_policy,
             };
-            apply_ea_append(&mut store, &mut st.loc, plan, max_phase)
-                .map_err(as_inplace_error)?;
+            apply_ea_append(&mut store, &mut st.loc, plan, max_phase).map_err(as_inplace_error)?;
         }
         Ok(())
     }
