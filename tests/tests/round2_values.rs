@@ -107,7 +107,7 @@ fn a_signal_named_like_the_time_column_is_renamed_the_same_way_everywhere() {
     let table = std::fs::read_to_string(csv.join("dynamic.csv")).unwrap();
     let mut lines = table.lines();
     assert_eq!(lines.next(), Some("t,S.a,t_2,stream"));
-    assert_eq!(lines.next(), Some("0,0,0.1,0.2"));
+    assert_eq!(lines.next(), Some("0.0,0.0,0.1,0.2"));
 
     // NDJSON export and `cat --output ndjson`: no key twice; the time stays the time, the
     // stream key stays the stream's name.
@@ -433,7 +433,7 @@ fn an_absolute_time_past_2262_is_an_error_not_a_saturated_value() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("time 0 s (2262-06-01T00:00:00Z) has no value in the absolute UTC time column, which holds i64 nanoseconds since 1970-01-01, from 1677-09-21 to 2262-04-11"),
+        stderr.contains("time 0 s (2262-06-01T00:00:00.000000Z) has no value in the absolute UTC time column, which holds i64 nanoseconds since 1970-01-01, from 1677-09-21 to 2262-04-11"),
         "{stderr}"
     );
     assert!(!out_dir.join("dynamic.csv").exists());
@@ -458,7 +458,7 @@ fn an_absolute_time_past_2262_is_an_error_not_a_saturated_value() {
         s(&out_dir),
     ]));
     let table = std::fs::read_to_string(out_dir.join("dynamic.csv")).unwrap();
-    assert_eq!(table.lines().nth(1), Some("0,0,9223286400000000000"));
+    assert_eq!(table.lines().nth(1), Some("0.0,0.0,9223286400000000000"));
 }
 
 // ---------------------------------------------------------------------------------------------
