@@ -151,33 +151,64 @@ fn a_signal_named_like_the_time_column_is_renamed_the_same_way_everywhere() {
         (Some(0.5), Some(1.2))
     );
 
-    // Parquet read back by pyarrow: one column per name, the renaming in the metadata.
+    // Parquet and Arrow IPC read back by pyarrow: one column per name, the renaming in the
+    // metadata.
     let parquet = work.path().join("parquet");
-    ok(&recfmt(&[
-        "convert",
-        s(&input),
-        "--to",
-        "parquet",
-        "-o",
-        s(&parquet),
-    ]));
-    let Some(python) = python_with(&["pyarrow"]) else {
-        return;
-    };
-    let script = "import json, sys, pyarrow.parquet as pq\n\
-        t = pq.read_table(sys.argv[1])\n\
-        assert t.column_names == ['t', 'S.a', 't_2', 'stream'], t.column_names\n\
-        assert t.column('t').to_pylist() == [0.0, 0.5, 1.0]\n\
-        assert t.column('t_2').to_pylist() == [0.1, 1.1, 2.1]\n\
-        meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}\n\
-        assert json.loads(meta['recfmt.renamed_columns']) == {'t_2': 't'}, meta\n\
-        assert meta['recfmt.time_column'] == 't'\n\
-        print('ok')\n";
-    let out = Command::new(python)
-        .args(["-c", script, s(&parquet.join("dynamic.parquet"))])
-        .output()
-        .unwrap();
-    assert_eq!(text(&out.stdout).trim(), "ok", "{}", text(&out.stderr));
+    ok(&recfmt(&["convert", s(&input), "--to", "parquet", "-o", s(&parquet)]));
+    let arrow = work.path().join("arrow");
+    ok(&recfmt(&["convert", s(&input), "--to", "arrow", "-o", s(&arrow)]));
+    let mcap = work.path().join("named_t.mcap");
+    ok(&recfmt(&["convert", s(&input), "--to", "mcap", "-o", s(&mcap)]));
+    if let Some(python) = python_with(&["pyarrow"]) {
+        let script = "import json, sys, pyarrow.parquet as pq, pyarrow.feather as feather\n\
+            for t in [pq.read_table(sys.argv[1]), feather.read_table(sys.argv[2])]:\n\
+            \x20   assert t.column_names == ['t', 'S.a', 't_2', 'stream'], t.column_names\n\
+            \x20   assert t.column('t').to_pylist() == [0.0, 0.5, 1.0]\n\
+            \x20   assert t.column('t_2').to_pylist() == [0.1, 1.1, 2.1]\n\
+            \x20   meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}\n\
+            \x20   assert json.loads(meta['recfmt.renamed_columns']) == {'t_2': 't'}, meta\n\
+            \x20   assert meta['recfmt.time_column'] == 't'\n\
+            print('ok')\n";
+        let out = Command::new(python)
+            .args([
+                "-c",
+                script,
+                s(&parquet.join("dynamic.parquet")),
+                s(&arrow.join("dynamic.arrow")),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(text(&out.stdout).trim(), "ok", "{}", text(&out.stderr));
+    }
+
+    // MCAP read back by the mcap package: messages without a key twice, the JSON Schema
+    // describing `t` as the time and `t_2` as the signal `t`.
+    if let Some(python) = python_with(&["mcap"]) {
+        let script = "import json, sys\n\
+            from mcap.reader import make_reader\n\
+            def unique(pairs):\n\
+            \x20   keys = [k for k, _ in pairs]\n\
+            \x20   assert len(keys) == len(set(keys)), keys\n\
+            \x20   return dict(pairs)\n\
+            rows = []\n\
+            for schema, channel, message in make_reader(open(sys.argv[1], 'rb')).iter_messages():\n\
+            \x20   if channel.topic != '/dynamic':\n\
+            \x20       continue\n\
+            \x20   rows.append(json.loads(message.data, object_pairs_hook=unique))\n\
+            \x20   props = json.loads(schema.data)['properties']\n\
+            \x20   meta = channel.metadata\n\
+            assert [list(r) for r in rows] == [['t', 'S.a', 't_2', 'stream_2']] * 3, rows\n\
+            assert [r['t'] for r in rows] == [0.0, 0.5, 1.0], rows\n\
+            assert sorted(props) == ['S.a', 'stream_2', 't', 't_2'], props\n\
+            assert 'recfmt.signal' not in props['t'] and props['t_2']['recfmt.signal'] == 't', props\n\
+            assert json.loads(meta['recfmt.renamed_columns']) == {'t_2': 't', 'stream_2': 'stream'}, meta\n\
+            print('ok')\n";
+        let out = Command::new(python)
+            .args(["-c", script, s(&mcap)])
+            .output()
+            .unwrap();
+        assert_eq!(text(&out.stdout).trim(), "ok", "{}", text(&out.stderr));
+    }
 }
 
 #[test]
