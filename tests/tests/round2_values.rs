@@ -154,11 +154,32 @@ fn a_signal_named_like_the_time_column_is_renamed_the_same_way_everywhere() {
     // Parquet and Arrow IPC read back by pyarrow: one column per name, the renaming in the
     // metadata.
     let parquet = work.path().join("parquet");
-    ok(&recfmt(&["convert", s(&input), "--to", "parquet", "-o", s(&parquet)]));
+    ok(&recfmt(&[
+        "convert",
+        s(&input),
+        "--to",
+        "parquet",
+        "-o",
+        s(&parquet),
+    ]));
     let arrow = work.path().join("arrow");
-    ok(&recfmt(&["convert", s(&input), "--to", "arrow", "-o", s(&arrow)]));
+    ok(&recfmt(&[
+        "convert",
+        s(&input),
+        "--to",
+        "arrow",
+        "-o",
+        s(&arrow),
+    ]));
     let mcap = work.path().join("named_t.mcap");
-    ok(&recfmt(&["convert", s(&input), "--to", "mcap", "-o", s(&mcap)]));
+    ok(&recfmt(&[
+        "convert",
+        s(&input),
+        "--to",
+        "mcap",
+        "-o",
+        s(&mcap),
+    ]));
     if let Some(python) = python_with(&["pyarrow"]) {
         let script = "import json, sys, pyarrow.parquet as pq, pyarrow.feather as feather\n\
             for t in [pq.read_table(sys.argv[1]), feather.read_table(sys.argv[2])]:\n\

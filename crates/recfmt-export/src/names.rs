@@ -1,32 +1,13 @@
 //! The one rule that makes output names unique: table columns, JSON keys, HDF5 links and
-//! output file stems.
-//!
-//! A recording may hold two signals of one name, or a signal named like a column an output
-//! adds or keeps for itself (an ICAREC signal `t` beside the time column `t`, a signal
-//! `stream` beside the `stream` key of `recfmt cat --output ndjson`, a signal `source` beside
-//! a partitioned dataset's `source` column). Two columns of one name are unreadable (pyarrow:
-//! "Multiple matches for FieldRef.Name(t)"; a JSON object keeps only the last), so every
-//! output names its columns with [`column_names`]: the names an output reserves come first,
-//! then the time column, then every other signal in order; a name already taken gets `_2`,
-//! `_3`, ... (the first that is free). The tables record what was renamed under
-//! [`RENAMED_COLUMNS_KEY`].
-//!
-//! ```
-//! use recfmt_core::{DType, SignalDesc, StreamDesc, TimeBase};
-//! let mut dynamic = StreamDesc::new("dynamic", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
-//! dynamic.signals.push(SignalDesc::scalar("t", DType::F64));
-//! dynamic.signals.push(SignalDesc::scalar("stream", DType::F64));
-//! assert_eq!(recfmt_export::column_names(&dynamic, &[]), ["t", "t_2", "stream"]);
-//! assert_eq!(recfmt_export::column_names(&dynamic, &["stream"]), ["t", "t_2", "stream_2"]);
-//! ```
+//! output file stems (see [`column_names`]).
 
 use std::collections::HashSet;
 
 use recfmt_core::StreamDesc;
 
 /// Schema metadata key (Parquet, Arrow IPC, MCAP channel metadata) present when a column does
-/// not carry its signal's name (HDF5 keeps each dataset's `original_name` instead): a JSON object from each such column's name
-/// to the signal's name, e.g. `{"t_2":"t"}`.
+/// not carry its signal's name: a JSON object from each such column's name to the signal's
+/// name, e.g. `{"t_2":"t"}`. (HDF5 keeps each dataset's `original_name` instead.)
 pub const RENAMED_COLUMNS_KEY: &str = "recfmt.renamed_columns";
 
 /// Names handed out so far, each unique (ignoring case when asked, for file systems that do).
@@ -72,7 +53,26 @@ impl UniqueNames {
 }
 
 /// The output column name of each of `stream`'s signals, in signal order, unique among
-/// themselves and unequal to every name in `reserved` (see [the rule](self)).
+/// themselves and unequal to every name in `reserved`.
+///
+/// A recording may hold two signals of one name, or a signal named like a column an output
+/// adds or keeps for itself (an ICAREC signal `t` beside the time column `t`, a signal
+/// `stream` beside the `stream` key of `recfmt cat --output ndjson`, a signal `source` beside
+/// a partitioned dataset's `source` column). Two columns of one name are unreadable (pyarrow:
+/// "Multiple matches for FieldRef.Name(t)"; a JSON object keeps only the last), so every
+/// output names its columns by this one rule: the names the output reserves come first, then
+/// the time column, then every other signal in order; a name already taken gets `_2`, `_3`,
+/// ... (the first that is free). Output file stems and HDF5 links follow the same rule. The
+/// tables record what was renamed under [`RENAMED_COLUMNS_KEY`].
+///
+/// ```
+/// use recfmt_core::{DType, SignalDesc, StreamDesc, TimeBase};
+/// let mut dynamic = StreamDesc::new("dynamic", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
+/// dynamic.signals.push(SignalDesc::scalar("t", DType::F64));
+/// dynamic.signals.push(SignalDesc::scalar("stream", DType::F64));
+/// assert_eq!(recfmt_export::column_names(&dynamic, &[]), ["t", "t_2", "stream"]);
+/// assert_eq!(recfmt_export::column_names(&dynamic, &["stream"]), ["t", "t_2", "stream_2"]);
+/// ```
 pub fn column_names(stream: &StreamDesc, reserved: &[&str]) -> Vec<String> {
     column_names_from(stream, reserved, str::to_owned)
 }
