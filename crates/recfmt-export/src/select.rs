@@ -727,3 +727,43 @@ fn absolute_ns(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use recfmt_core::{ProgressUnit, TimeReference};
+
+    use super::*;
+
+    #[test]
+    fn absolute_times_outside_i64_nanoseconds_are_errors_not_saturated() {
+        let at = |epoch: &str, t: f64| {
+            let reference = TimeReference::parse(TimeSystem::Utc, Some(epoch)).unwrap();
+            absolute_ns(
+                "s",
+                &reference,
+                TimeSystem::Utc,
+                Some(t),
+                (48, ProgressUnit::Bytes),
+            )
+        };
+        assert_eq!(
+            at("2262-04-11T00:00:00Z", 0.0).unwrap(),
+            Value::Int(9_223_286_400_000_000_000)
+        );
+        assert_eq!(
+            at("1677-09-22T00:00:00Z", 0.0).unwrap(),
+            Value::Int(-9_223_286_400_000_000_000)
+        );
+        for (epoch, t) in [
+            ("2262-06-01T00:00:00Z", 0.0),
+            ("2262-04-11T00:00:00Z", 86_400.0),
+            ("1677-09-21T00:00:00Z", 0.0),
+        ] {
+            let err = at(epoch, t).unwrap_err().to_string();
+            assert!(
+                err.contains("from 1677-09-21 to 2262-04-11"),
+                "{epoch} + {t}: {err}"
+            );
+        }
+    }
+}
