@@ -219,6 +219,17 @@ fn track_row(values: &[Value]) -> TrackRow {
     }
 }
 
+/// `error` about a tracks row located at `line` of a CSV file instead.
+fn at_line(error: Error, line: u64) -> Error {
+    match error {
+        Error::Tracks { what, .. } => Error::Tracks {
+            location: format!("line {line}"),
+            what,
+        },
+        other => other,
+    }
+}
+
 /// Builds a CARLA log from a trajectories table (see [`crate::tracks`]), written under a
 /// temporary name: CSV read here, other tables through `tables`.
 fn from_table(
@@ -243,8 +254,12 @@ fn from_table(
         let file = std::io::BufWriter::new(File::create(&temp)?);
         let mut writer = TrackLogWriter::new(file, &track_options).map_err(keep)?;
         if csv {
-            for row in read_tracks_csv(input).map_err(keep)? {
-                writer.push(row.map_err(keep)?).map_err(keep)?;
+            let mut rows = read_tracks_csv(input).map_err(keep)?;
+            while let Some(row) = rows.next() {
+                // A row the writer refuses is named by its line, as the reader names its own.
+                writer
+                    .push(row.map_err(keep)?)
+                    .map_err(|e| keep(at_line(e, rows.line())))?;
             }
         } else {
             tables.for_each_row(input, &TRACK_COLUMNS, &mut |values| {

@@ -23,7 +23,9 @@
 //!
 //! Positions are given in metres and stored in centimetres (`f32` in UE4 builds, `f64` in
 //! UE5); rotations are roll, pitch and yaw in degrees, stored as CARLA stores them (X = roll,
-//! Y = pitch, Z = yaw).
+//! Y = pitch, Z = yaw). A position or rotation that is NaN or infinite, or that does not fit
+//! the stored number (beyond about 3.4e36 m in a UE4 build), is refused, naming its row (its
+//! line in a CSV file).
 //!
 //! Replaying: CARLA's replayer spawns each actor from its blueprint. UE4 builds look the
 //! blueprint up by its numeric id (`uid`, an index into the server's blueprint definitions);
@@ -58,7 +60,7 @@ use std::io::{BufRead, BufReader, Seek, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::flavour::{Flavour, PacketKind};
+use crate::flavour::{Flavour, PacketKind, VectorWidth};
 use crate::header::Header;
 use crate::io::Writer;
 use crate::packet::{ActorAttribute, ActorDescription, EventAdd, EventDel, Packet, Position};
@@ -190,7 +192,9 @@ impl<W: Write + Seek> TrackLogWriter<W> {
     }
 
     /// Adds one row. Fails (naming the row by its 1-based number) when its time is not a
-    /// finite number, goes back in time, or repeats an actor id at the same time.
+    /// finite number, goes back in time, or repeats an actor id at the same time, and when a
+    /// position or rotation is not a finite number or does not fit the log's numbers once
+    /// stored (centimetres in `f32` for UE4 builds: at most about 3.4e36 m).
     pub fn push(&mut self, row: TrackRow) -> Result<()> {
         self.summary.rows += 1;
         let n = self.summary.rows;
@@ -201,6 +205,7 @@ impl<W: Write + Seek> TrackLogWriter<W> {
         if !row.time.is_finite() {
             return Err(bad(format!("time {} is not a finite number", row.time)));
         }
+        check_pose(&row, self.flavour.vector_width()).map_err(bad)?;
         match self.current {
             Some(t) if row.time < t => {
                 return Err(bad(format!(
@@ -234,7 +239,7 @@ impl<W: Write + Seek> TrackLogWriter<W> {
         self.summary.frames += 1;
         self.summary.duration = elapsed;
         let width = self.flavour.vector_width();
-        let cm = |v: f64| v * 100.0;
+        let cm = |v: f64| v * CM_PER_M;
         let alive: HashSet<u32> = self.alive.iter().copied().collect();
         let mut adds = Vec::new();
         let mut positions = Vec::with_capacity(self.pending.len());
@@ -315,6 +320,42 @@ impl<W: Write + Seek> TrackLogWriter<W> {
         Ok((self.w.into_inner()?, summary))
     }
 }
+
+/// Fails, saying which value and why, when a position or rotation of `row` is not a finite
+/// number or overflows the numbers a log of `width` stores (CARLA's replayer would place the
+/// actor nowhere, and readers get NaN or infinity back).
+fn check_pose(row: &TrackRow, width: VectorWidth) -> std::result::Result<(), String> {
+    let values = [
+        ("x", row.x, CM_PER_M, "m"),
+        ("y", row.y, CM_PER_M, "m"),
+        ("z", row.z, CM_PER_M, "m"),
+        ("roll", row.roll, 1.0, "deg"),
+        ("pitch", row.pitch, 1.0, "deg"),
+        ("yaw", row.yaw, 1.0, "deg"),
+    ];
+    for (name, value, scale, unit) in values {
+        if !value.is_finite() {
+            return Err(format!(
+                "{name} {value} is not a finite number (a CARLA log holds finite positions and rotations)"
+            ));
+        }
+        let stored = value * scale;
+        let (fits, kind) = match width {
+            VectorWidth::F32 => ((stored as f32).is_finite(), "f32"),
+            VectorWidth::F64 => (stored.is_finite(), "f64"),
+        };
+        if !fits {
+            let stored_unit = if scale == CM_PER_M { "cm" } else { unit };
+            return Err(format!(
+                "{name} {value:e} {unit} is {stored:e} {stored_unit}, beyond the largest {kind} this log stores it in"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Positions are given in metres and stored in centimetres.
+const CM_PER_M: f64 = 100.0;
 
 /// An "always" packet with no records.
 pub(crate) fn empty_packet(kind: PacketKind) -> Packet {
@@ -524,6 +565,11 @@ impl<R: BufRead> TrackCsvReader<R> {
             fields: Vec::new(),
             done: false,
         })
+    }
+
+    /// The number of the line last read (1 is the header line).
+    pub fn line(&self) -> u64 {
+        self.line
     }
 
     fn parse_row(&self) -> std::result::Result<TrackRow, String> {

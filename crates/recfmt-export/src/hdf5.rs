@@ -84,8 +84,9 @@
 //! names with leading `/` removed and every other `/` (and NUL) replaced by `_`: the
 //! FlightGear property `/position/altitude-ft` becomes the dataset `position_altitude-ft`.
 //! An empty name, `.` and `..` become `_`. When two names of the same group come out equal,
-//! later ones get `_2`, `_3`, ... The original names are kept in the `recfmt.stream` and
-//! `original_name` attributes.
+//! later ones get `_2`, `_3`, ..., as in every output ([`crate::column_names`]: the time
+//! column keeps its name, so a signal `t` beside it becomes `t_2`). The original names are
+//! kept in the `recfmt.stream` and `original_name` attributes.
 //!
 //! # Parallel compression
 //!
@@ -133,7 +134,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
@@ -1147,7 +1148,7 @@ fn plan_stream(
     string_width: u32,
     chunk_rows: usize,
 ) -> StreamPlan {
-    let links = unique_link_names(stream.signals.iter().map(|s| s.name.as_str()));
+    let links = crate::names::column_names_from(stream, &[], link_name);
     let columns = stream
         .signals
         .iter()
@@ -1311,21 +1312,11 @@ fn link_name(name: &str) -> String {
     }
 }
 
-/// Link names for `names`, made unique by appending `_2`, `_3`, ...
+/// Link names for `names`, made unique by appending `_2`, `_3`, ... (the rule of
+/// [`crate::column_names`]).
 fn unique_link_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let mut taken = HashSet::new();
-    names
-        .map(|name| {
-            let base = link_name(name);
-            let mut candidate = base.clone();
-            let mut n = 2u64;
-            while !taken.insert(candidate.clone()) {
-                candidate = format!("{base}_{n}");
-                n += 1;
-            }
-            candidate
-        })
-        .collect()
+    let mut taken = crate::names::UniqueNames::new();
+    names.map(|name| taken.claim(&link_name(name))).collect()
 }
 
 /// Which elements of a column are null: the element's own null bit, or its row's.

@@ -34,26 +34,74 @@ fn float(out: &mut String, x: f64, dtype: DType) {
     out.push_str(&text.unwrap_or_else(|_| "null".into()));
 }
 
-/// Appends one row of `desc` as a JSON object: `{"<signal>": value, ...}`, preceded by
-/// `"stream": <name>` when `stream_key` is set.
-pub fn row(out: &mut String, desc: &recfmt_core::StreamDesc, values: &[Value], stream_key: bool) {
-    out.push('{');
-    let mut first = true;
-    if stream_key {
-        out.push_str("\"stream\":");
-        string(out, &desc.name);
-        first = false;
-    }
-    for (sig, v) in desc.signals.iter().zip(values) {
-        if !first {
-            out.push(',');
+/// The key of the stream's name in rows written with a stream key.
+pub const STREAM_KEY: &str = "stream";
+
+/// The keys of `desc`'s signals in JSON rows: [`crate::column_names`] with [`STREAM_KEY`]
+/// reserved, so rows with and without the stream key name every signal alike (a signal `t`
+/// beside the time column `t` is `t_2`, a signal `stream` is `stream_2`).
+pub fn keys(desc: &recfmt_core::StreamDesc) -> Vec<String> {
+    crate::column_names(desc, &[STREAM_KEY])
+}
+
+/// Writes rows of one stream as JSON objects, one key per signal named by [`keys`] (a JSON
+/// object keeps only one value per key), after a `"stream"` key when asked.
+#[derive(Debug, Clone)]
+pub struct RowWriter {
+    /// `"stream":"<name>",` or empty.
+    prefix: String,
+    /// `"<column>":` of each signal, JSON-escaped once.
+    keys: Vec<String>,
+    dtypes: Vec<DType>,
+}
+
+impl RowWriter {
+    /// A writer of `desc`'s rows, with a [`STREAM_KEY`] first when `stream_key` is set.
+    pub fn new(desc: &recfmt_core::StreamDesc, stream_key: bool) -> Self {
+        let keys = keys(desc)
+            .iter()
+            .map(|name| {
+                let mut key = String::new();
+                string(&mut key, name);
+                key.push(':');
+                key
+            })
+            .collect();
+        let mut prefix = String::new();
+        if stream_key {
+            string(&mut prefix, STREAM_KEY);
+            prefix.push(':');
+            string(&mut prefix, &desc.name);
         }
-        first = false;
-        string(out, &sig.name);
-        out.push(':');
-        value(out, v, sig.dtype);
+        RowWriter {
+            prefix,
+            keys,
+            dtypes: desc.signals.iter().map(|s| s.dtype).collect(),
+        }
     }
-    out.push('}');
+
+    /// Appends one row (`values` in signal order) as a JSON object.
+    pub fn write(&self, out: &mut String, values: &[Value]) {
+        out.push('{');
+        out.push_str(&self.prefix);
+        let mut first = self.prefix.is_empty();
+        for ((key, dtype), v) in self.keys.iter().zip(&self.dtypes).zip(values) {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(key);
+            value(out, v, *dtype);
+        }
+        out.push('}');
+    }
+}
+
+/// Appends one row of `desc` as a JSON object: `{"<signal>": value, ...}`, preceded by
+/// `"stream": <name>` when `stream_key` is set; keys are named as [`RowWriter`] says. For many
+/// rows, make one [`RowWriter`] per stream instead.
+pub fn row(out: &mut String, desc: &recfmt_core::StreamDesc, values: &[Value], stream_key: bool) {
+    RowWriter::new(desc, stream_key).write(out, values);
 }
 
 /// Appends a JSON string literal.

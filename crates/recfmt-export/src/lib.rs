@@ -90,13 +90,13 @@ mod mapping;
 #[cfg(feature = "mcap")]
 pub mod mcap;
 mod merge;
+mod names;
 mod partition;
 mod pending;
 mod select;
 mod sink;
 mod writers;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -108,6 +108,8 @@ pub use error::Error;
 pub use mapping::{
     DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
 };
+
+pub use names::{RENAMED_COLUMNS_KEY, column_names, renamed_columns};
 
 pub use merge::{
     Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
@@ -287,21 +289,13 @@ pub fn file_stem(stream: &str) -> String {
 }
 
 /// File name stems for all streams: sanitized names ([`file_stem`]), made unique (ignoring
-/// case, for case-insensitive file systems) by appending `_2`, `_3`, ...
+/// case, for case-insensitive file systems) by appending `_2`, `_3`, ... (the rule of
+/// [`column_names`]).
 pub(crate) fn unique_stems(names: &[&str]) -> Vec<String> {
-    let mut taken = HashSet::new();
+    let mut taken = names::UniqueNames::ignoring_case();
     names
         .iter()
-        .map(|name| {
-            let stem = file_stem(name);
-            let mut candidate = stem.clone();
-            let mut n = 2u64;
-            while !taken.insert(candidate.to_lowercase()) {
-                candidate = format!("{stem}_{n}");
-                n += 1;
-            }
-            candidate
-        })
+        .map(|name| taken.claim(&file_stem(name)))
         .collect()
 }
 

@@ -85,8 +85,14 @@ fn prefixed(key: &str, prefix: &str) -> String {
     }
 }
 
-/// The Arrow field of one signal, with its unit, dtype, shape and metadata.
+/// The Arrow field of one signal, with its unit, dtype, shape and metadata, named after the
+/// signal (a table names it by [`crate::column_names`]).
 pub fn arrow_field(signal: &SignalDesc) -> Field {
+    named_field(signal, &signal.name)
+}
+
+/// [`arrow_field`] named `name`.
+fn named_field(signal: &SignalDesc, name: &str) -> Field {
     let mut meta = Metadata::new();
     for (k, v) in &signal.metadata {
         meta.insert(prefixed(k, "recfmt."), v.clone());
@@ -98,24 +104,28 @@ pub fn arrow_field(signal: &SignalDesc) -> Field {
     if let Some(unit) = &signal.unit {
         meta.insert(UNIT_KEY.to_owned(), unit.clone());
     }
-    Field::new(signal.name.clone(), signal_type(signal), true).with_metadata(meta)
+    Field::new(name, signal_type(signal), true).with_metadata(meta)
 }
 
-/// Schema-level metadata of a stream's table (without the caller's extra entries).
-pub(crate) fn stream_metadata(header: &Header, stream: &StreamDesc) -> Metadata {
+/// Schema-level metadata of a stream's table written with column `names` (see
+/// [`crate::column_names`]), without the caller's extra entries.
+pub(crate) fn stream_metadata(header: &Header, stream: &StreamDesc, names: &[String]) -> Metadata {
     let mut meta = Metadata::new();
     meta.insert("recfmt.format".into(), header.format.to_owned());
     meta.insert("recfmt.version".into(), header.version.clone());
     meta.insert("recfmt.stream".into(), stream.name.clone());
-    if let Some(time) = stream.signals.get(stream.time) {
-        meta.insert("recfmt.time_column".into(), time.name.clone());
+    if let Some(time) = names.get(stream.time) {
+        meta.insert("recfmt.time_column".into(), time.clone());
     }
     meta.insert(
         "recfmt.time_base".into(),
         format!("{}/{}", stream.time_base.numer, stream.time_base.denom),
     );
-    if let Some(entity) = stream.entity.and_then(|i| stream.signals.get(i)) {
-        meta.insert("recfmt.entity_column".into(), entity.name.clone());
+    if let Some(entity) = stream.entity.and_then(|i| names.get(i)) {
+        meta.insert("recfmt.entity_column".into(), entity.clone());
+    }
+    if let Some(renamed) = crate::names::renamed_columns(stream, names) {
+        meta.insert(crate::RENAMED_COLUMNS_KEY.into(), renamed);
     }
     if let Some(reference) = &header.time {
         meta.insert(
@@ -137,13 +147,16 @@ pub(crate) fn stream_metadata(header: &Header, stream: &StreamDesc) -> Metadata 
 
 /// The Arrow schema of one stream's table.
 ///
-/// One nullable field per signal, in signal order, typed as [`arrow_type`] says
+/// One nullable field per signal, in signal order, named by [`crate::column_names`] (a signal
+/// whose name another column has, such as a signal `t` beside the time column `t`, becomes
+/// `t_2`), typed as [`arrow_type`] says
 /// (`FixedSizeList` for fixed shapes, `List` for variable ones). Field metadata: `unit` (when
 /// the signal has one), `recfmt.dtype`, `recfmt.shape` (fixed shapes, `"3"` or `"3x3"`) and
 /// the signal's own metadata with keys prefixed `recfmt.`. Schema metadata:
 /// `recfmt.format`, `recfmt.version`, `recfmt.stream`, `recfmt.time_column`,
 /// `recfmt.time_base` (seconds per unit, `"1/1000000"`), `recfmt.entity_column` (entity-keyed
-/// streams), `recfmt.time_system` and `recfmt.epoch` (RFC 3339, UTC) when the header has a
+/// streams), [`recfmt.renamed_columns`](crate::RENAMED_COLUMNS_KEY) (when a column was
+/// renamed), `recfmt.time_system` and `recfmt.epoch` (RFC 3339, UTC) when the header has a
 /// time reference, every header metadata entry prefixed `source.` and every stream metadata
 /// entry prefixed `stream.`.
 ///
@@ -160,13 +173,40 @@ pub(crate) fn stream_metadata(header: &Header, stream: &StreamDesc) -> Metadata 
 /// assert_eq!(schema.metadata()["recfmt.time_base"], "1/1000000");
 /// ```
 pub fn arrow_schema(header: &Header, stream: &StreamDesc) -> Schema {
-    let fields: Vec<Field> = stream.signals.iter().map(arrow_field).collect();
-    Schema::new(fields).with_metadata(stream_metadata(header, stream))
+    arrow_schema_reserving(header, stream, &[])
+}
+
+/// [`arrow_schema()`] of a table that adds columns of its own, named `reserved`, after the
+/// signals' (a partitioned dataset's `source`): no signal's column takes one of those names.
+pub(crate) fn arrow_schema_reserving(
+    header: &Header,
+    stream: &StreamDesc,
+    reserved: &[&str],
+) -> Schema {
+    let names = crate::column_names(stream, reserved);
+    let fields: Vec<Field> = stream
+        .signals
+        .iter()
+        .zip(&names)
+        .map(|(signal, name)| named_field(signal, name))
+        .collect();
+    Schema::new(fields).with_metadata(stream_metadata(header, stream, &names))
 }
 
 /// [`arrow_schema()`] with `extra` entries added to (and overriding) the schema metadata.
 pub(crate) fn arrow_schema_with(header: &Header, stream: &StreamDesc, extra: &Metadata) -> Schema {
-    let mut schema = arrow_schema(header, stream);
+    arrow_schema_with_reserving(header, stream, extra, &[])
+}
+
+/// [`arrow_schema_reserving`] with `extra` entries added to (and overriding) the schema
+/// metadata.
+pub(crate) fn arrow_schema_with_reserving(
+    header: &Header,
+    stream: &StreamDesc,
+    extra: &Metadata,
+    reserved: &[&str],
+) -> Schema {
+    let mut schema = arrow_schema_reserving(header, stream, reserved);
     for (k, v) in extra {
         schema.metadata.insert(k.clone(), v.clone());
     }

@@ -3,11 +3,13 @@
 //! * One channel per stream, topic `/<stream>`, message encoding `json`, with a JSON Schema
 //!   (encoding `jsonschema`) naming every signal's type, shape and unit.
 //! * A message per row: the same JSON object `recfmt cat --output ndjson` prints for the row,
-//!   without its `stream` key ([`crate::json::row`]); non-finite floats are the strings
+//!   without its `stream` key ([`crate::json::RowWriter`]: a signal named like the time
+//!   column is the key `t_2`, see [`crate::json::keys`]); non-finite floats are the strings
 //!   `"NaN"`, `"inf"` and `"-inf"`.
 //! * Log time from the stream's time axis in nanoseconds: Unix time when the recording has
 //!   an epoch, else seconds from the recording's zero (times before zero become 0, counted
-//!   in [`McapReport::clamped`]).
+//!   in [`McapReport::clamped`]; times past the last log time, 2^64 - 1 ns, take the time of
+//!   the stream's row before them, counted in [`McapReport::overflowed`]).
 //! * A `recfmt.provenance` metadata record with the same keys a Parquet export puts in its
 //!   schema metadata ([`McapOptions::metadata`], e.g. `source.sha256`), and each channel's
 //!   metadata holding the stream's keys (`recfmt.time_column`, `recfmt.time_base`, ...).
@@ -62,7 +64,7 @@ pub struct McapOptions {
 }
 
 /// What [`export_mcap`] wrote.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct McapReport {
     /// Per stream channel: topic and messages, in schema order.
     pub channels: Vec<(String, u64)>,
@@ -70,8 +72,18 @@ pub struct McapReport {
     pub scene_messages: u64,
     /// Rows whose time was before zero (or the Unix epoch) and were logged at 0.
     pub clamped: u64,
-    /// Rows without a time, logged at the time of the row before them.
+    /// Rows without a time (or a NaN time), logged at the time of the row before them.
     pub untimed: u64,
+    /// Rows whose log time would be past MCAP's last, 2^64 - 1 ns (about 584 years after the
+    /// Unix epoch or the recording's zero), logged at the time of the row before them.
+    pub overflowed: u64,
+    /// The first such row: its stream and its time in recording seconds.
+    pub first_overflowed: Option<(String, f64)>,
+    /// Scene entities left out because their position or rotation is not a finite number
+    /// (in metres: a huge value in centimetres may overflow); JSON has no NaN or infinity.
+    pub scene_skipped: u64,
+    /// The first entity left out: its id and the log time (ns) of its row.
+    pub first_scene_skipped: Option<(String, u64)>,
 }
 
 /// The JSON Schema of one value of `signal`.
@@ -112,12 +124,22 @@ fn value_schema(signal: &SignalDesc) -> serde_json::Value {
     schema
 }
 
-/// The JSON Schema of a stream's messages: an object with one property per signal.
+/// The JSON Schema of a stream's messages: an object with one property per signal, named as
+/// the messages name it ([`json::keys`]); a property that does not carry its
+/// signal's name says which signal it holds in `recfmt.signal`.
 pub fn stream_schema(desc: &StreamDesc) -> serde_json::Value {
+    let names = json::keys(desc);
     let properties: serde_json::Map<String, serde_json::Value> = desc
         .signals
         .iter()
-        .map(|s| (s.name.clone(), value_schema(s)))
+        .zip(names)
+        .map(|(s, name)| {
+            let mut schema = value_schema(s);
+            if name != s.name {
+                schema["recfmt.signal"] = s.name.as_str().into();
+            }
+            (name, schema)
+        })
         .collect();
     serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -127,10 +149,38 @@ pub fn stream_schema(desc: &StreamDesc) -> serde_json::Value {
     })
 }
 
-/// Log time in nanoseconds of recording second `t`; `None` when it falls before zero.
-fn log_time(t: f64, epoch_ns: i128) -> Option<u64> {
+/// Where recording second `t` falls on MCAP's log time axis (u64 nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogTime {
+    /// This many nanoseconds.
+    At(u64),
+    /// Before zero (the Unix epoch, or the recording's zero).
+    BeforeZero,
+    /// Past the last log time, 2^64 - 1 ns (infinite times too).
+    Overflow,
+    /// NaN: no time at all.
+    Untimed,
+}
+
+/// The log time of recording second `t`, `epoch_ns` being the log time of its zero.
+fn log_time(t: f64, epoch_ns: i128) -> LogTime {
+    if t.is_nan() {
+        return LogTime::Untimed;
+    }
+    // Checked in f64 first: the nanoseconds of a time beyond ~1.7e29 s do not fit an i128.
+    let approx = epoch_ns as f64 + t * 1e9;
+    if approx >= 2f64.powi(64) {
+        return LogTime::Overflow;
+    }
+    if approx < -1.0 {
+        return LogTime::BeforeZero;
+    }
     let ns = epoch_ns + (t * 1e9).round() as i128;
-    u64::try_from(ns).ok()
+    match u64::try_from(ns) {
+        Ok(ns) => LogTime::At(ns),
+        Err(_) if ns < 0 => LogTime::BeforeZero,
+        Err(_) => LogTime::Overflow,
+    }
 }
 
 /// Reads `reader` to the end and writes every stream into the MCAP file `path`.
@@ -165,7 +215,7 @@ pub fn export_mcap(
         let schema_id = writer
             .add_schema(&desc.name, "jsonschema", schema_text.as_bytes())
             .map_err(mcap_err)?;
-        let metadata = mapping::stream_metadata(&header, desc);
+        let metadata = mapping::stream_metadata(&header, desc, &json::keys(desc));
         let topic = format!("/{}", desc.name);
         let id = writer
             .add_channel(schema_id, &topic, "json", &metadata)
@@ -181,25 +231,41 @@ pub fn export_mcap(
         channels: channels.iter().map(|(_, t)| (t.clone(), 0)).collect(),
         ..McapReport::default()
     };
+    let rows_json: Vec<json::RowWriter> = schema
+        .streams
+        .iter()
+        .map(|desc| json::RowWriter::new(desc, false))
+        .collect();
     let mut frame = FrameBuf::default();
     let mut text = String::new();
     let mut last_time = vec![0u64; schema.streams.len()];
     let mut rows = 0u64;
     while reader.read_frame(&mut frame)? {
         let desc = &schema.streams[frame.stream];
-        let time = match frame.time_seconds(desc) {
-            Some(t) => log_time(t, epoch_ns).unwrap_or_else(|| {
+        let t = frame.time_seconds(desc);
+        let time = match t.map_or(LogTime::Untimed, |t| log_time(t, epoch_ns)) {
+            LogTime::At(ns) => ns,
+            LogTime::BeforeZero => {
                 report.clamped += 1;
                 0
-            }),
-            None => {
+            }
+            LogTime::Overflow => {
+                report.overflowed += 1;
+                if let Some(t) = t {
+                    report
+                        .first_overflowed
+                        .get_or_insert((desc.name.clone(), t));
+                }
+                last_time[frame.stream]
+            }
+            LogTime::Untimed => {
                 report.untimed += 1;
                 last_time[frame.stream]
             }
         };
         last_time[frame.stream] = time;
         text.clear();
-        json::row(&mut text, desc, &frame.values, false);
+        rows_json[frame.stream].write(&mut text, &frame.values);
         let (channel_id, _) = channels[frame.stream];
         let count = &mut report.channels[frame.stream].1;
         let message = MessageHeader {
@@ -228,6 +294,8 @@ pub fn export_mcap(
     if let Some(scene) = &mut scene {
         scene.flush(&mut writer).map_err(mcap_err)?;
         report.scene_messages = scene.messages;
+        report.scene_skipped = scene.skipped;
+        report.first_scene_skipped = scene.first_skipped.take();
     }
 
     let mut provenance = options.metadata.clone();
@@ -269,6 +337,9 @@ struct Scene {
     ids: BTreeSet<String>,
     previous_ids: BTreeSet<String>,
     messages: u64,
+    /// Entities left out for a non-finite pose, and the first of them (id, log time).
+    skipped: u64,
+    first_skipped: Option<(String, u64)>,
 }
 
 impl Scene {
@@ -319,6 +390,8 @@ impl Scene {
             ids: BTreeSet::new(),
             previous_ids: BTreeSet::new(),
             messages: 0,
+            skipped: 0,
+            first_skipped: None,
         }))
     }
 
@@ -353,6 +426,13 @@ impl Scene {
             .map_or([Some(0.0); 3], |r| r.map(number))
             .map(|a| a.unwrap_or(0.0).to_radians());
         let q = quaternion(roll, flip * pitch, flip * yaw);
+        // JSON has no NaN or infinity: such an entity cannot be placed, so it is left out
+        // (and counted) rather than written as invalid JSON.
+        if ![px, py, pz].iter().chain(&q).all(|v| v.is_finite()) {
+            self.skipped += 1;
+            self.first_skipped.get_or_insert((id, time));
+            return Ok(());
+        }
         let stamp = stamp(time);
         let pose = format!(
             r#"{{"position":{{"x":{px},"y":{py},"z":{pz}}},"orientation":{{"x":{},"y":{},"z":{},"w":{}}}}}"#,
@@ -442,11 +522,25 @@ mod tests {
 
     #[test]
     fn log_times_before_zero_are_refused() {
-        assert_eq!(log_time(1.5, 0), Some(1_500_000_000));
-        assert_eq!(log_time(-1.0, 0), None);
+        assert_eq!(log_time(1.5, 0), LogTime::At(1_500_000_000));
+        assert_eq!(log_time(-1.0, 0), LogTime::BeforeZero);
+        assert_eq!(log_time(f64::NEG_INFINITY, 0), LogTime::BeforeZero);
         assert_eq!(
             log_time(0.25, 1_000_000_000_000_000_000),
-            Some(1_000_000_000_250_000_000)
+            LogTime::At(1_000_000_000_250_000_000)
         );
+    }
+
+    #[test]
+    fn log_times_past_u64_overflow_and_nan_has_none() {
+        let epoch = 1_734_825_600_000_000_000; // 2024-12-22
+        assert_eq!(log_time(1e300, epoch), LogTime::Overflow);
+        assert_eq!(log_time(f64::INFINITY, 0), LogTime::Overflow);
+        assert_eq!(log_time(18_446_744_074.0, 0), LogTime::Overflow);
+        assert_eq!(
+            log_time(1e10, epoch),
+            LogTime::At(11_734_825_600_000_000_000)
+        );
+        assert_eq!(log_time(f64::NAN, epoch), LogTime::Untimed);
     }
 }

@@ -109,16 +109,6 @@ pub fn export_partitioned(
     crate::sink::check_format(options.format)?;
     let header = reader.header().clone();
     let schema = reader.schema().clone();
-    if let Some(stream) = schema
-        .streams
-        .iter()
-        .find(|s| s.signals.iter().any(|sig| sig.name == SOURCE_COLUMN))
-    {
-        return Err(Error::Invalid(format!(
-            "stream {:?} has a signal named {SOURCE_COLUMN:?}, which a partitioned dataset uses for the recording's name",
-            stream.name
-        )));
-    }
     let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
     let dirs: Vec<PathBuf> = unique_stems(&names)
         .iter()
@@ -133,7 +123,13 @@ pub fn export_partitioned(
     let mut plans = Vec::with_capacity(dirs.len());
     for (dir, desc) in dirs.iter().zip(&schema.streams) {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let table = mapping::arrow_schema_with(&header, desc, &options.metadata);
+        // A signal named `source` is written as `source_2` (see `column_names`).
+        let table = mapping::arrow_schema_with_reserving(
+            &header,
+            desc,
+            &options.metadata,
+            &[SOURCE_COLUMN],
+        );
         let mut fields: Vec<Arc<Field>> = table.fields().iter().cloned().collect();
         fields.push(Arc::new(Field::new(SOURCE_COLUMN, DataType::Utf8, false)));
         let table = arrow_schema::Schema::new(fields).with_metadata(table.metadata().clone());

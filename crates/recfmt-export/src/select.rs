@@ -202,7 +202,9 @@ impl TimeBound {
         })
     }
 
-    fn resolve(&self, first: f64, header: &Header) -> Result<f64> {
+    /// Seconds on the recording's axis: `first` is the time of its first row (used by
+    /// [`TimeBound::Relative`] only), `header` gives the epoch (for [`TimeBound::Instant`]).
+    pub fn resolve(&self, first: f64, header: &Header) -> Result<f64> {
         match self {
             TimeBound::Absolute(s) => Ok(*s),
             TimeBound::Relative(s) => Ok(first + s),
@@ -234,6 +236,46 @@ impl TimeRange {
     pub fn is_empty(&self) -> bool {
         self.start.is_none() && self.end.is_none()
     }
+
+    /// Fails when the bounds alone show the range inverted: both ends of one kind (seconds on
+    /// the axis, or seconds after the first row) and the start after the end. Other pairs are
+    /// checked once resolved against the recording ([`SelectedReader`] fails then).
+    ///
+    /// ```
+    /// use recfmt_export::{TimeBound, TimeRange};
+    /// let range = |s, e| TimeRange { start: Some(TimeBound::parse(s).unwrap()), end: Some(TimeBound::parse(e).unwrap()), carry_last: false };
+    /// assert!(range("1s", "5s").check().is_ok());
+    /// assert_eq!(
+    ///     range("5s", "1s").check().unwrap_err().to_string(),
+    ///     "the time range is inverted: it starts at 5 s, after its end at 1 s"
+    /// );
+    /// assert!(range("+5s", "1s").check().is_ok()); // known once the first row is read
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        let seconds = |b: &TimeBound| match b {
+            TimeBound::Absolute(s) => Some((*s, "")),
+            TimeBound::Relative(s) => Some((*s, " after the first row")),
+            TimeBound::Instant(_) => None,
+        };
+        if let (Some(start), Some(end)) = (&self.start, &self.end)
+            && let (Some((s, kind)), Some((e, end_kind))) = (seconds(start), seconds(end))
+            && kind == end_kind
+        {
+            return inverted(s, e, kind);
+        }
+        Ok(())
+    }
+}
+
+/// The error of a range starting at `start` s after its `end` (`kind` says what the seconds
+/// count from), else `Ok`.
+fn inverted(start: f64, end: f64, kind: &str) -> Result<()> {
+    if start > end {
+        return Err(Error::invalid(format!(
+            "the time range is inverted: it starts at {start} s{kind}, after its end at {end} s{kind}"
+        )));
+    }
+    Ok(())
 }
 
 /// Everything a [`SelectedReader`] changes.
@@ -246,7 +288,8 @@ pub struct Pipeline {
     /// Widen `f32` signals to `f64`.
     pub upcast_f64: bool,
     /// Add an absolute time column (`t_utc`, `t_tai` or `t_gps`: i64 nanoseconds since
-    /// 1970-01-01 in that system) to every stream, when the recording has an epoch.
+    /// 1970-01-01 in that system) to every stream, when the recording has an epoch. A time
+    /// outside what it holds (1677-09-21 to 2262-04-11) is an error, never a clamped value.
     pub absolute_time: Option<TimeSystem>,
 }
 
@@ -285,9 +328,11 @@ impl<R> fmt::Debug for SelectedReader<R> {
 }
 
 impl<R: RecordingReader> SelectedReader<R> {
-    /// Wraps `inner`. Fails when the selection keeps no stream, or names an absolute time
-    /// column the recording cannot have.
+    /// Wraps `inner`. Fails when the selection keeps no stream, names an absolute time
+    /// column the recording cannot have, or the time range is inverted ([`TimeRange::check`];
+    /// reading fails when it turns out inverted once resolved).
     pub fn new(inner: R, pipeline: &Pipeline) -> Result<Self> {
+        pipeline.range.check()?;
         let in_schema = inner.schema();
         let mut header = inner.header().clone();
         let absolute = match pipeline.absolute_time {
@@ -410,6 +455,7 @@ impl<R: RecordingReader> SelectedReader<R> {
             Some(b) => b.resolve(first, &self.header)?,
             None => f64::INFINITY,
         };
+        inverted(start, end, " on the recording's axis")?;
         self.bounds = Some((start, end));
         Ok((start, end))
     }
@@ -638,6 +684,9 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
     }
 }
 
+/// 2^63: the absolute time column's i64 nanoseconds lie in `[-2^63, 2^63)`.
+const I64_SPAN: f64 = 9_223_372_036_854_775_808.0;
+
 /// The absolute time column's value for recording time `t` (nanoseconds since 1970 in
 /// `system`). A row without a time has none; a NaN, infinite or absurd time is damaged input
 /// and an error, not a silent gap, naming where the reader had got to (`read_to`, its
@@ -653,7 +702,21 @@ fn absolute_ns(
         return Ok(Value::Null);
     };
     match reference.to_system(t, system) {
-        Some(s) => Ok(Value::Int((s * 1e9).round() as i64)),
+        // i64 nanoseconds since 1970 reach from 1677-09-21 to 2262-04-11; a cast would
+        // saturate to i64::MAX silently.
+        Some(s) if (-I64_SPAN..I64_SPAN).contains(&(s * 1e9).round()) => {
+            Ok(Value::Int((s * 1e9).round() as i64))
+        }
+        Some(s) => Err(Error::invalid(format!(
+            "stream {stream:?}: time {t} s ({}) has no value in the absolute {system} time column, \
+             which holds i64 nanoseconds since 1970-01-01, from 1677-09-21 to 2262-04-11 \
+             (the record lies before {} {} of the input; convert without an absolute time column)",
+            reference
+                .to_rfc3339(t)
+                .unwrap_or_else(|| format!("{s:e} s after 1970-01-01T00:00:00 {system}")),
+            read_to.1.name(),
+            read_to.0
+        ))),
         None if !reference.has_epoch() => Ok(Value::Null),
         None => Err(Error::invalid(format!(
             "stream {stream:?}: time {t} s has no absolute {system} instant \
@@ -662,5 +725,45 @@ fn absolute_ns(
             read_to.1.name(),
             read_to.0
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use recfmt_core::{ProgressUnit, TimeReference};
+
+    use super::*;
+
+    #[test]
+    fn absolute_times_outside_i64_nanoseconds_are_errors_not_saturated() {
+        let at = |epoch: &str, t: f64| {
+            let reference = TimeReference::parse(TimeSystem::Utc, Some(epoch)).unwrap();
+            absolute_ns(
+                "s",
+                &reference,
+                TimeSystem::Utc,
+                Some(t),
+                (48, ProgressUnit::Bytes),
+            )
+        };
+        assert_eq!(
+            at("2262-04-11T00:00:00Z", 0.0).unwrap(),
+            Value::Int(9_223_286_400_000_000_000)
+        );
+        assert_eq!(
+            at("1677-09-22T00:00:00Z", 0.0).unwrap(),
+            Value::Int(-9_223_286_400_000_000_000)
+        );
+        for (epoch, t) in [
+            ("2262-06-01T00:00:00Z", 0.0),
+            ("2262-04-11T00:00:00Z", 86_400.0),
+            ("1677-09-21T00:00:00Z", 0.0),
+        ] {
+            let err = at(epoch, t).unwrap_err().to_string();
+            assert!(
+                err.contains("from 1677-09-21 to 2262-04-11"),
+                "{epoch} + {t}: {err}"
+            );
+        }
     }
 }

@@ -34,7 +34,8 @@ enum Inner {
     #[cfg(feature = "ipc")]
     Arrow(Box<arrow_ipc::writer::FileWriter<AtomicFile>>),
     #[cfg(feature = "ndjson")]
-    Ndjson(AtomicFile),
+    /// The file, and the writer of its rows, made on the first row.
+    Ndjson(AtomicFile, Option<crate::json::RowWriter>),
 }
 
 /// Fails when this build of the crate leaves `format` out.
@@ -93,7 +94,7 @@ impl Sink {
                     .map_err(|e| Error::arrow(Some(path), e))?,
             )),
             #[cfg(feature = "ndjson")]
-            TableFormat::Ndjson => Inner::Ndjson(file),
+            TableFormat::Ndjson => Inner::Ndjson(file, None),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::Invalid("table format not available".into())),
         };
@@ -120,7 +121,7 @@ impl Sink {
                 .write(batch)
                 .map_err(|e| Error::arrow(Some(&self.path), e)),
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(_) => Err(Error::Invalid(
+            Inner::Ndjson(..) => Err(Error::Invalid(
                 "NDJSON tables are written row by row, not from batches".into(),
             )),
             #[allow(unreachable_patterns)]
@@ -137,10 +138,11 @@ impl Sink {
     ) -> Result<(), Error> {
         match &mut self.inner {
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(file) => {
+            Inner::Ndjson(file, rows) => {
                 use std::io::Write;
                 line.clear();
-                crate::json::row(line, desc, values, false);
+                rows.get_or_insert_with(|| crate::json::RowWriter::new(desc, false))
+                    .write(line, values);
                 line.push('\n');
                 file.write_all(line.as_bytes())
                     .map_err(|e| Error::io(&self.path, e))
@@ -172,7 +174,7 @@ impl Sink {
                     .map_err(|e| Error::arrow(Some(&self.path), e))
             }
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(file) => Ok(file),
+            Inner::Ndjson(file, _) => Ok(file),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }

@@ -248,7 +248,7 @@ fn exporting_a_recording_again_replaces_only_its_parts() {
 }
 
 #[test]
-fn other_formats_and_a_source_signal_are_refused() {
+fn other_formats_are_refused_and_a_source_signal_is_renamed() {
     let dir = tempfile::tempdir().unwrap();
     let csv = ExportOptions::new(TableFormat::Csv);
     let err = export_partitioned(
@@ -268,8 +268,13 @@ fn other_formats_and_a_source_signal_are_refused() {
         .push(SignalDesc::scalar(SOURCE_COLUMN, DType::U64));
     let mut clash = MemoryRecording::new(Header::default(), schema)
         .with_rows([(0, vec![Value::UInt(0), Value::Float(0.0), Value::UInt(1)])]);
-    let err =
-        export_partitioned(&mut clash, dir.path(), "a", &options(), &mut |_, _| {}).unwrap_err();
-    assert!(err.to_string().contains("\"source\""), "{err}");
-    assert!(files_under(dir.path()).is_empty());
+    export_partitioned(&mut clash, dir.path(), "a", &options(), &mut |_, _| {}).unwrap();
+    let (schema, _) =
+        read_parquet_with_schema(&partition_dir(dir.path(), "NAV", "a").join("part-0.parquet"));
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names[names.len() - 2..], ["source_2", "source"]);
+    assert_eq!(
+        schema.metadata()["recfmt.renamed_columns"],
+        r#"{"source_2":"source"}"#
+    );
 }

@@ -395,9 +395,15 @@ impl IcarecDir {
     /// The value of every signal at the last frame with time `<= t` (see
     /// [`crate::state_at`]); reads a few small pieces of `dynamic_signals.bin`, not all of it.
     pub fn state_at(&self, t: f64) -> Result<Option<State>> {
+        self.state_at_checked(t).map(|(state, _)| state)
+    }
+
+    /// [`IcarecDir::state_at`], and where the frame times were found out of order (see
+    /// [`crate::state_at_checked`]).
+    pub fn state_at_checked(&self, t: f64) -> Result<(Option<State>, Option<crate::OutOfOrder>)> {
         let path = self.file(DYNAMIC_FILE);
         let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
-        crate::frames::state_at(&self.schema, &self.statics, file, t, &path)
+        crate::frames::state_at_checked(&self.schema, &self.statics, file, t, &path)
     }
 
     /// Checks this recording against the schema of the simulator that will use it.

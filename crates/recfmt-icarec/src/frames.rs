@@ -246,6 +246,8 @@ impl<R: Read> FrameReader<R> {
 ///
 /// Time lookups binary-search the frame times (8 bytes per probe), so they cost
 /// `O(log N)` small reads and assume the times are non-decreasing, as the format requires.
+/// [`FrameIndex::search`] checks the times it probes and, when they are out of order, reads
+/// every frame time instead and says where the order breaks.
 #[derive(Debug)]
 pub struct FrameIndex<R> {
     src: R,
@@ -308,7 +310,8 @@ impl<R: Read + Seek> FrameIndex<R> {
     }
 
     /// Index of the last frame whose time is `<= t`, `None` when every frame is later (or `t`
-    /// is NaN).
+    /// is NaN): a plain binary search, right only when the times are in order
+    /// ([`FrameIndex::search`] checks what it meets).
     pub fn find(&mut self, t: f64) -> io::Result<Option<u64>> {
         if t.is_nan() {
             return Ok(None);
@@ -326,9 +329,128 @@ impl<R: Read + Seek> FrameIndex<R> {
         Ok(lo.checked_sub(1))
     }
 
+    /// The frame of the latest time `<= t` (the last of equal times); `None` when every frame
+    /// is later or `t` is NaN.
+    ///
+    /// Binary search when the times it probes are in order, `O(log N)` reads. When they are
+    /// not (times that go back, a NaN time), the binary search's answer cannot be trusted:
+    /// every frame time is read (in blocks of about 1 MiB) and
+    /// [`Search::out_of_order`] names the first frame out of order. Disorder that no probe
+    /// meets goes unseen: only reading every time would find it.
+    pub fn search(&mut self, t: f64) -> io::Result<Search> {
+        if t.is_nan() {
+            return Ok(Search::default());
+        }
+        let mut probes: Vec<(u64, f64)> = Vec::new();
+        let (mut lo, mut hi) = (0u64, self.frames);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let time = self.time_at(mid)?;
+            probes.push((mid, time));
+            if time <= t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        probes.sort_by_key(|&(i, _)| i);
+        let in_order = probes.iter().all(|(_, time)| !time.is_nan())
+            && probes.windows(2).all(|w| w[0].1 <= w[1].1);
+        if in_order {
+            return Ok(Search {
+                frame: lo.checked_sub(1),
+                out_of_order: None,
+            });
+        }
+        self.scan(t)
+    }
+
+    /// [`FrameIndex::search`] by reading every frame time in order.
+    fn scan(&mut self, t: f64) -> io::Result<Search> {
+        let mut best: Option<(u64, f64)> = None;
+        let mut out_of_order = None;
+        let mut latest: Option<f64> = None;
+        self.for_each_time(|i, time| {
+            let back = time.is_nan() || latest.is_some_and(|l| time < l);
+            if back && out_of_order.is_none() {
+                out_of_order = Some(OutOfOrder {
+                    frame: i,
+                    t: time,
+                    latest_before: latest,
+                });
+            }
+            if !time.is_nan() {
+                latest = Some(latest.map_or(time, |l| l.max(time)));
+            }
+            if time <= t && best.is_none_or(|(_, b)| time >= b) {
+                best = Some((i, time));
+            }
+        })?;
+        Ok(Search {
+            frame: best.map(|(i, _)| i),
+            out_of_order,
+        })
+    }
+
+    /// Calls `f` with the index and time of every frame, in order.
+    fn for_each_time(&mut self, mut f: impl FnMut(u64, f64)) -> io::Result<()> {
+        const BLOCK: u64 = 1 << 20;
+        let per_block = (BLOCK / self.stride).max(1);
+        let mut block = Vec::new();
+        let mut first = 0u64;
+        while first < self.frames {
+            let n = per_block.min(self.frames - first);
+            if n == 1 {
+                f(first, self.time_at(first)?);
+            } else {
+                block.resize((n * self.stride) as usize, 0);
+                self.src.seek(SeekFrom::Start(first * self.stride))?;
+                self.src.read_exact(&mut block)?;
+                for k in 0..n {
+                    f(first + k, f64_at(&block, (k * self.stride) as usize));
+                }
+            }
+            first += n;
+        }
+        Ok(())
+    }
+
     /// Gives the source back.
     pub fn into_inner(self) -> R {
         self.src
+    }
+}
+
+/// What [`FrameIndex::search`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Search {
+    /// The frame of the latest time at or before the time sought.
+    pub frame: Option<u64>,
+    /// Set when the times were found out of order (and every frame time was read).
+    pub out_of_order: Option<OutOfOrder>,
+}
+
+/// The first frame whose time is before an earlier frame's, or NaN.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutOfOrder {
+    /// Its index.
+    pub frame: u64,
+    /// Its time.
+    pub t: f64,
+    /// The latest time of the frames before it (`None` when it is the first frame).
+    pub latest_before: Option<f64>,
+}
+
+impl std::fmt::Display for OutOfOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.latest_before {
+            Some(latest) if !self.t.is_nan() => write!(
+                f,
+                "frame {} has time {} s, before the {latest} s of an earlier frame",
+                self.frame, self.t
+            ),
+            _ => write!(f, "frame {} has time {}", self.frame, self.t),
+        }
     }
 }
 
@@ -388,10 +510,11 @@ pub(crate) fn decode_signals(
     }
 }
 
-/// The state at time `t`: every static signal plus the dynamic signals of the last frame with
-/// time `<= t`, found by binary search over `dynamic` (a `dynamic_signals.bin`). Reads
-/// `O(log N)` times of 8 bytes and one frame, never the whole file. `None` when `t` is before
-/// the first frame.
+/// The state at time `t`: every static signal plus the dynamic signals of the frame with the
+/// latest time `<= t`, found by binary search over `dynamic` (a `dynamic_signals.bin`). Reads
+/// `O(log N)` times of 8 bytes and one frame, never the whole file, while the times it meets
+/// are in order ([`FrameIndex::search`]; [`state_at_checked`] also says when they were not).
+/// `None` when `t` is before the first frame.
 pub fn state_at<R: Read + Seek>(
     schema: &Schema,
     statics: &[u8],
@@ -399,20 +522,34 @@ pub fn state_at<R: Read + Seek>(
     t: f64,
     path: &Path,
 ) -> Result<Option<State>> {
+    state_at_checked(schema, statics, dynamic, t, path).map(|(state, _)| state)
+}
+
+/// [`state_at`], and where the frame times were found out of order (every frame time was then
+/// read to find the right frame).
+pub fn state_at_checked<R: Read + Seek>(
+    schema: &Schema,
+    statics: &[u8],
+    dynamic: R,
+    t: f64,
+    path: &Path,
+) -> Result<(Option<State>, Option<OutOfOrder>)> {
     let mut index =
         FrameIndex::new(dynamic, schema.layout().stride()).map_err(|e| Error::io(path, e))?;
-    let Some(i) = index.find(t).map_err(|e| Error::io(path, e))? else {
-        return Ok(None);
+    let search = index.search(t).map_err(|e| Error::io(path, e))?;
+    let Some(i) = search.frame else {
+        return Ok((None, search.out_of_order));
     };
     let mut frame = RawFrame::default();
     index.read(i, &mut frame).map_err(|e| Error::io(path, e))?;
     let mut values = Vec::with_capacity(schema.layout().placed.len());
     decode_signals(schema, statics, &frame.payload, &mut values);
-    Ok(Some(State {
+    let state = State {
         t: frame.t,
         frame: i,
         values,
-    }))
+    };
+    Ok((Some(state), search.out_of_order))
 }
 
 #[cfg(test)]
@@ -470,6 +607,50 @@ mod tests {
         assert!(strict.read_frame(&mut f).unwrap());
         assert!(strict.read_frame(&mut f).unwrap());
         assert!(strict.read_frame(&mut f).is_err());
+    }
+
+    #[test]
+    fn search_reads_every_time_when_the_probes_meet_disorder() {
+        // The times of icarec_at_nonmonotonic (round 2 of the hardening review).
+        let times = [0.0, 1.0, 2.0, 3.0, 1.5, 0.5, 4.0, f64::NAN, 5.0];
+        let bytes = frames(&times, 4);
+        let mut idx = FrameIndex::new(std::io::Cursor::new(bytes), 12).unwrap();
+        // The binary search alone answers frame 6 (t = 4) and frame 5 (t = 0.5).
+        assert_eq!(idx.find(6.0).unwrap(), Some(6));
+        assert_eq!(idx.find(2.5).unwrap(), Some(5));
+        let found = idx.search(6.0).unwrap();
+        assert_eq!(found.frame, Some(8));
+        let disorder = found.out_of_order.unwrap();
+        assert_eq!((disorder.frame, disorder.t), (4, 1.5));
+        assert_eq!(
+            disorder.to_string(),
+            "frame 4 has time 1.5 s, before the 3 s of an earlier frame"
+        );
+        assert_eq!(idx.search(2.5).unwrap().frame, Some(2));
+        assert_eq!(idx.search(1.2).unwrap().frame, Some(1));
+        assert_eq!(idx.search(-1.0).unwrap().frame, None);
+        // In order: the binary search, nothing said.
+        let bytes = frames(&[0.0, 1.0, 1.0, 2.0], 4);
+        let mut idx = FrameIndex::new(std::io::Cursor::new(bytes), 12).unwrap();
+        assert_eq!(
+            idx.search(1.5).unwrap(),
+            Search {
+                frame: Some(2),
+                out_of_order: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_scan_reads_blocks_of_many_frames() {
+        let times: Vec<f64> = (0..200_000)
+            .map(|i| if i == 150_000 { -1.0 } else { f64::from(i) })
+            .collect();
+        let bytes = frames(&times, 0);
+        let mut idx = FrameIndex::new(std::io::Cursor::new(bytes), 8).unwrap();
+        let found = idx.scan(149_999.5).unwrap();
+        assert_eq!(found.frame, Some(149_999));
+        assert_eq!(found.out_of_order.unwrap().frame, 150_000);
     }
 
     #[test]

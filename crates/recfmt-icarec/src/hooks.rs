@@ -29,7 +29,9 @@ pub(crate) fn copy(
     })
 }
 
-/// Every signal's value at the last frame at or before `t` (verified when strict).
+/// Every signal's value at the frame of the latest time at or before `t` (verified when
+/// strict). Frame times out of order are refused when strict, else searched frame by frame
+/// and reported as a warning.
 pub(crate) fn state_at(
     path: &Path,
     t: f64,
@@ -40,7 +42,21 @@ pub(crate) fn state_at(
         ..Default::default()
     };
     let dir = IcarecDir::open(path, &open).map_err(recfmt_core::Error::other)?;
-    let state = dir.state_at(t).map_err(recfmt_core::Error::other)?;
+    let (state, out_of_order) = dir.state_at_checked(t).map_err(recfmt_core::Error::other)?;
+    let mut integrity = dir.integrity().clone();
+    if let Some(disorder) = out_of_order {
+        let file = dir.file(crate::DYNAMIC_FILE);
+        if options.strict {
+            return Err(recfmt_core::Error::invalid(format!(
+                "{}: frame times are not in order ({disorder}), so no frame can be found by time",
+                file.display()
+            )));
+        }
+        integrity.warn(format!(
+            "{}: frame times are not in order ({disorder}): every frame time was read to find the latest at or before {t} s",
+            file.display()
+        ));
+    }
     Ok((
         state.map(|s| StateAt {
             t: s.t,
@@ -51,7 +67,7 @@ pub(crate) fn state_at(
                 .map(|(n, v)| (n.clone(), v.to_string()))
                 .collect(),
         }),
-        dir.integrity().clone(),
+        integrity,
     ))
 }
 

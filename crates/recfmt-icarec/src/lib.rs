@@ -106,7 +106,10 @@ pub use checksum::{CHECKSUM_PREFIX, canonical_json, schema_checksum};
 pub use compat::{CompatIssue, CompatReport, IssueCode, Severity, validate_against};
 pub use dir::{IcarecDir, OpenOptions, resolve_dir};
 pub use error::{Error, Result};
-pub use frames::{DYNAMIC_FILE, FrameIndex, FrameReader, RawFrame, STATIC_FILE, State, state_at};
+pub use frames::{
+    DYNAMIC_FILE, FrameIndex, FrameReader, OutOfOrder, RawFrame, STATIC_FILE, Search, State,
+    state_at, state_at_checked,
+};
 #[cfg(feature = "hdf5")]
 pub use h5::{
     DEFAULT_CHUNK_ROWS, H5_FORMAT_ID, H5_INFO, HDF5_FORMAT, HDF5_MAGIC, IcarusH5Options,

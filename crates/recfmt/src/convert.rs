@@ -709,6 +709,14 @@ fn to_tables(
         let range = serde_json::json!({"start": options.start, "end": options.end, "carry_last": options.carry_last});
         meta.insert("recfmt.time_range".into(), range.to_string());
     }
+    let reserved: &[&str] = if options.partition {
+        &[recfmt_export::SOURCE_COLUMN]
+    } else if mcap || format == TableFormat::Ndjson {
+        &[recfmt_export::json::STREAM_KEY]
+    } else {
+        &[]
+    };
+    renamed_notes(reader.schema(), reserved, &mut notes);
     let mut progress = |done, total: Option<u64>| on_progress(done, total);
     #[cfg(feature = "export-mcap")]
     if mcap {
@@ -796,6 +804,24 @@ fn to_tables(
     Ok(r)
 }
 
+/// A note for each signal whose column cannot carry its name (a signal `t` beside the time
+/// column `t`): which column holds it instead ([`recfmt_export::column_names`]).
+fn renamed_notes(schema: &recfmt_core::Schema, reserved: &[&str], notes: &mut Vec<String>) {
+    for stream in &schema.streams {
+        let names = recfmt_export::column_names(stream, reserved);
+        for (signal, name) in stream.signals.iter().zip(&names) {
+            if signal.name != *name {
+                notes.push(format!(
+                    "note: stream {:?}: signal {:?} is written as column {name:?}, since another column has its name (Parquet, Arrow and MCAP record this in {})",
+                    stream.name,
+                    signal.name,
+                    recfmt_export::RENAMED_COLUMNS_KEY
+                ));
+            }
+        }
+    }
+}
+
 /// The lines `convert --to mcap` prints about what it wrote.
 #[cfg(feature = "export-mcap")]
 fn mcap_notes(output: &Path, written: &recfmt_export::mcap::McapReport, notes: &mut Vec<String>) {
@@ -817,6 +843,24 @@ fn mcap_notes(output: &Path, written: &recfmt_export::mcap::McapReport, notes: &
         notes.push(format!(
             "note: {} rows had times before zero and were logged at time 0",
             written.clamped
+        ));
+    }
+    if let Some((stream, t)) = &written.first_overflowed {
+        notes.push(format!(
+            "note: {} rows had times past the last MCAP log time (2^64 - 1 ns, about 584 years after its zero: the Unix epoch, or the recording's zero when it has no epoch) and were logged at the time of their stream's row before them (first: stream {stream:?}, t = {t:e} s)",
+            written.overflowed
+        ));
+    }
+    if written.untimed > 0 {
+        notes.push(format!(
+            "note: {} rows had no time (or a NaN time) and were logged at the time of their stream's row before them",
+            written.untimed
+        ));
+    }
+    if let Some((id, time)) = &written.first_scene_skipped {
+        notes.push(format!(
+            "note: {} scene entities had a position or rotation that is not a finite number (NaN, infinite, or too large in metres) and were left out of the scene updates (first: entity {id} logged at {time} ns)",
+            written.scene_skipped
         ));
     }
 }

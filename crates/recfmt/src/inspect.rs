@@ -387,6 +387,47 @@ pub fn formats(registry: &Registry) -> Vec<FormatSummary> {
         .collect()
 }
 
+/// [`state_at`] at a time written as `convert --start` takes it: seconds on the recording's
+/// axis (`60s`), seconds after its first row (`+12.5s`, which reads that row), or an RFC 3339
+/// instant when the recording has an epoch.
+pub fn state_at_time(
+    registry: &Registry,
+    path: &Path,
+    at: &recfmt_export::TimeBound,
+    options: &OpenOptions,
+) -> Result<StateReport> {
+    let t = match at {
+        recfmt_export::TimeBound::Absolute(t) => *t,
+        _ => {
+            let mut reader = crate::open(registry, path, options)?;
+            let first = match at {
+                recfmt_export::TimeBound::Relative(_) => first_time(reader.as_mut())?
+                    .ok_or_else(|| {
+                        crate::Error::Invalid(format!(
+                            "{} has no row with a time, so a time relative to the first row means nothing",
+                            path.display()
+                        ))
+                    })?,
+                _ => 0.0,
+            };
+            at.resolve(first, reader.header())?
+        }
+    };
+    state_at(registry, path, t, options)
+}
+
+/// The time of the first row that has one.
+fn first_time(reader: &mut dyn RecordingReader) -> Result<Option<f64>> {
+    let mut frame = recfmt_core::FrameBuf::default();
+    while reader.read_frame(&mut frame)? {
+        let desc = &reader.schema().streams[frame.stream];
+        if let Some(t) = frame.time_seconds(desc).filter(|t| t.is_finite()) {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
+}
+
 /// What [`state_at`] found.
 #[derive(Debug, Clone, Serialize)]
 pub struct StateReport {

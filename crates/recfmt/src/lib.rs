@@ -16,7 +16,7 @@
 //! | convert it | [`convert::convert`], [`convert::convert_many`] | [`convert::ConvertReport`] |
 //! | repair it | [`ops::recover`] | [`ops::RecoverReport`] |
 //! | a format's queries | [`ops::query`] | text or JSON |
-//! | the state at a time | [`inspect::state_at`] | [`inspect::StateReport`] |
+//! | the state at a time | [`inspect::state_at`], [`inspect::state_at_time`] | [`inspect::StateReport`] |
 //!
 //! Format-specific behaviour (options such as CARLA's `build`, ICAREC's compatibility
 //! checks, NanoVer's recovery, FlightGear's KML tracks, CARLA's queries) is declared in each

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use recfmt::export::{TimeBound, TimeRange};
 
 /// Read, check and convert simulation and vehicle recordings.
 #[derive(Debug, Parser)]
@@ -104,10 +105,12 @@ pub struct CatArgs {
     /// Output style.
     #[arg(long, value_enum, default_value_t = CatOutput::Text)]
     pub output: CatOutput,
-    /// Print the state at this time instead of rows: every signal's value at the last frame
-    /// with time <= T, found by binary search (ICAREC recordings).
-    #[arg(long, value_name = "T", allow_hyphen_values = true)]
-    pub at: Option<f64>,
+    /// Print the state at this time instead of rows: every signal's value at the frame of
+    /// the latest time <= T, found by binary search (ICAREC recordings). Same forms as
+    /// convert's `--start`: seconds (`6`, `60s`), after the first frame (`+12.5s`), or
+    /// RFC 3339 when the recording has an epoch.
+    #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = time_arg)]
+    pub at: Option<String>,
 }
 
 /// How `cat` prints rows.
@@ -162,10 +165,10 @@ pub struct ConvertArgs {
     pub exclude_signals: Vec<String>,
     /// First time kept (inclusive): seconds on the recording's axis (`60s`), relative to the
     /// first row (`+12.5s`), or RFC 3339 when the recording has an epoch.
-    #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+    #[arg(long, allow_hyphen_values = true, value_name = "TIME", value_parser = time_arg)]
     pub start: Option<String>,
     /// First time no longer kept (exclusive), same forms as `--start`.
-    #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+    #[arg(long, allow_hyphen_values = true, value_name = "TIME", value_parser = time_arg)]
     pub end: Option<String>,
     /// Also keep each stream's last row before `--start`.
     #[arg(long)]
@@ -203,6 +206,35 @@ pub struct ConvertArgs {
     /// Inputs converted at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+}
+
+/// Checks a time as `--start`, `--end` and `--at` take it ([`TimeBound::parse`]), so a bad
+/// one is a usage error (exit 2).
+pub fn time_arg(text: &str) -> Result<String, String> {
+    TimeBound::parse(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// Refuses, as a usage error (exit 2), a `--start` after `--end` when the two can be compared
+/// before reading ([`TimeRange::check`]).
+pub fn check_range(start: Option<&str>, end: Option<&str>) {
+    let bound = |text: Option<&str>| text.and_then(|t| TimeBound::parse(t).ok());
+    let range = TimeRange {
+        start: bound(start),
+        end: bound(end),
+        carry_last: false,
+    };
+    if let Err(e) = range.check() {
+        let message = format!(
+            "--start {} is after --end {}: {e}",
+            start.unwrap_or_default(),
+            end.unwrap_or_default()
+        );
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
 }
 
 /// The targets of `--to`, looked up in the default registry.

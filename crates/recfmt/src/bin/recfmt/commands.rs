@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::{Context, Result};
 use recfmt::core::{FormatOptions, FrameBuf, Schema, Value};
-use recfmt::export::json;
+use recfmt::export::{TimeBound, json};
 use recfmt::{IntegrityReport, OpenOptions};
 use serde_json::json;
 
@@ -76,14 +76,18 @@ fn text_row(line: &mut String, schema: &Schema, frame: &FrameBuf) {
     }
 }
 
-/// `recfmt cat --at T`: the state of every signal at time `t`.
-fn cat_at(global: &GlobalArgs, args: &CatArgs, t: f64) -> Result<Outcome> {
-    let state = recfmt::inspect::state_at(
+/// `recfmt cat --at T`: the state of every signal at time `at` (its warnings, such as frame
+/// times out of order, on stderr).
+fn cat_at(global: &GlobalArgs, args: &CatArgs, at: &str) -> Result<Outcome> {
+    let state = recfmt::inspect::state_at_time(
         recfmt::default_registry(),
         &args.path,
-        t,
+        &TimeBound::parse(at)?,
         &open_options(global)?,
     )?;
+    for warning in &state.integrity.warnings {
+        eprintln!("recfmt: warning: {warning}");
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match args.output {
@@ -113,8 +117,8 @@ fn cat_at(global: &GlobalArgs, args: &CatArgs, t: f64) -> Result<Outcome> {
 
 /// `recfmt cat`.
 pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
-    if let Some(t) = args.at {
-        return cat_at(global, args, t);
+    if let Some(at) = &args.at {
+        return cat_at(global, args, at);
     }
     let mut reader = recfmt::open(
         recfmt::default_registry(),
@@ -132,6 +136,11 @@ pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
     }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    let rows_json: Vec<json::RowWriter> = schema
+        .streams
+        .iter()
+        .map(|desc| json::RowWriter::new(desc, true))
+        .collect();
     let mut frame = FrameBuf::default();
     let mut line = String::new();
     let mut printed = 0u64;
@@ -142,12 +151,7 @@ pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
         line.clear();
         match args.output {
             CatOutput::Text => text_row(&mut line, &schema, &frame),
-            CatOutput::Ndjson => json::row(
-                &mut line,
-                &schema.streams[frame.stream],
-                &frame.values,
-                true,
-            ),
+            CatOutput::Ndjson => rows_json[frame.stream].write(&mut line, &frame.values),
         }
         line.push('\n');
         out.write_all(line.as_bytes())?;

@@ -95,6 +95,7 @@ fn print_notes(report: &ConvertReport) -> Result<()> {
 
 /// `recfmt convert`.
 pub fn convert(global: &GlobalArgs, args: &ConvertArgs) -> Result<Outcome> {
+    crate::args::check_range(args.start.as_deref(), args.end.as_deref());
     let registry = recfmt::default_registry();
     let inputs = expand_inputs(&args.inputs)?;
     let options = options(global, args)?;

@@ -23,10 +23,10 @@ pub struct PlotArgs {
     #[arg(long = "signal", value_name = "PATTERN")]
     pub signals: Vec<String>,
     /// First time shown (same forms as convert's `--start`).
-    #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+    #[arg(long, allow_hyphen_values = true, value_name = "TIME", value_parser = crate::args::time_arg)]
     pub start: Option<String>,
     /// First time no longer shown (same forms as `--start`).
-    #[arg(long, allow_hyphen_values = true, value_name = "TIME")]
+    #[arg(long, allow_hyphen_values = true, value_name = "TIME", value_parser = crate::args::time_arg)]
     pub end: Option<String>,
     /// One panel per unit or one per stream.
     #[arg(long, value_enum, default_value_t = PanelsArg::Unit)]
@@ -121,6 +121,7 @@ pub fn run_if_carla_map(matches: &ArgMatches) -> Option<Result<Outcome>> {
 
 /// `recfmt plot`.
 pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
+    crate::args::check_range(args.start.as_deref(), args.end.as_deref());
     // Refuse a bad output name before reading anything.
     recfmt::plot::ImageKind::from_path(&args.output)?;
     let mut reader = recfmt::open(
