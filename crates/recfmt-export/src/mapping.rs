@@ -165,7 +165,7 @@ pub fn arrow_schema(header: &Header, stream: &StreamDesc) -> Schema {
 }
 
 /// [`arrow_schema()`] with `extra` entries added to (and overriding) the schema metadata.
-pub(crate) fn arrow_schema_with(header: &Header, stream: &StreamDesc, extra: &Metadata) -> Schema {
+pub fn arrow_schema_with(header: &Header, stream: &StreamDesc, extra: &Metadata) -> Schema {
     let mut schema = arrow_schema(header, stream);
     for (k, v) in extra {
         schema.metadata.insert(k.clone(), v.clone());

@@ -123,11 +123,12 @@ pub fn run_if_carla_map(matches: &ArgMatches) -> Option<Result<Outcome>> {
 pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     // Refuse a bad output name before reading anything.
     recfmt::plot::ImageKind::from_path(&args.output)?;
-    let mut reader = recfmt::open(
+    let mut reader = recfmt::open_with(
         recfmt::default_registry(),
         &args.path,
         &open_options(global)?,
-    )?;
+    )?
+    .into_reader();
     let title = recfmt::plot::title_for(&args.path, reader.as_ref());
     let range = TimeRange {
         start: args.start.as_deref().map(TimeBound::parse).transpose()?,
