@@ -1,7 +1,7 @@
 //! `recfmt._recfmt`, the native half of the `recfmt` Python package.
 //!
 //! A recording is read through the same batch path as `recfmt convert`
-//! ([`RecordingReader::read_batches`] and [`recfmt_export::record_batch`]); the Arrow arrays
+//! ([`recfmt::Recording::batches_with`], on [`recfmt_export::StreamBatchReader`]); the Arrow arrays
 //! cross into pyarrow through the Arrow C data interface, so no value becomes a Python object
 //! and no buffer is copied. Decoding runs with the GIL released; between batches the reader
 //! takes the GIL back just long enough to see a pending Ctrl-C.

@@ -261,3 +261,61 @@ fn a_read_error_is_a_recfmt_error_inside_the_arrow_error() {
     // After an error the reader is not asked again.
     assert!(batches.next().is_none());
 }
+
+#[test]
+fn table_writers_take_the_batches_as_the_export_writes_them() {
+    use recfmt::export::{
+        ExportOptions, RecordBatchWriter, TableFormat, TableWriter, export_tables,
+    };
+
+    let path = fixture("usvlog/all_types");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = ExportOptions::new(TableFormat::Csv);
+    export_tables(
+        recfmt::open(&path).unwrap().reader_mut(),
+        &dir.path().join("export"),
+        &csv,
+        &mut |_, _| {},
+    )
+    .unwrap();
+
+    // A CSV table through the Arrow writer trait reads as the export's table of that stream.
+    let batches = recfmt::open(&path)
+        .unwrap()
+        .batches_with("REC_NAV_SOLUTION", &BatchOptions::default().batch_rows(30))
+        .unwrap();
+    let table = dir.path().join("nav.csv");
+    let mut writer = TableWriter::create(&table, &batches.schema(), &csv).unwrap();
+    for batch in batches {
+        writer.write(&batch.unwrap()).unwrap();
+    }
+    writer.close().unwrap();
+    assert_eq!(
+        std::fs::read(&table).unwrap(),
+        std::fs::read(dir.path().join("export/REC_NAV_SOLUTION.csv")).unwrap()
+    );
+
+    // HDF5: each batch goes to the stream its schema names.
+    let recording = recfmt::open(&path).unwrap();
+    let header = recording.header().clone();
+    let streams = recording.schema().streams.clone();
+    let h5 = dir.path().join("two.h5");
+    let mut writer =
+        recfmt::export::hdf5::Hdf5Writer::create(&h5, &header, &streams, &Default::default())
+            .unwrap();
+    for item in recording
+        .stream_batches(&["REC_NAV_SOLUTION", "REC_ESC_OUTPUT"])
+        .unwrap()
+    {
+        let (_, batch) = item.unwrap();
+        RecordBatchWriter::write(&mut writer, &batch).unwrap();
+    }
+    let nav = streams.iter().position(|s| s.name == "REC_NAV_SOLUTION");
+    let esc = streams.iter().position(|s| s.name == "REC_ESC_OUTPUT");
+    let ekf = streams.iter().position(|s| s.name == "REC_EKF_DIAG");
+    assert_eq!(writer.rows(nav.unwrap()), Some(200));
+    assert_eq!(writer.rows(esc.unwrap()), Some(200));
+    assert_eq!(writer.rows(ekf.unwrap()), Some(0));
+    writer.close().unwrap();
+    assert!(h5.is_file());
+}

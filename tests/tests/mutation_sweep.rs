@@ -1,5 +1,5 @@
 //! The mutation sweep of issue 14: deterministic mutants of every fixture and sample, read
-//! through the library's front door (`recfmt::open`, `recfmt::validate::validate`,
+//! through the library's front door (`recfmt::open_with`, `recfmt::validate::validate`,
 //! `recfmt::convert::convert`) in this process, under a 2 GiB address-space limit, a per-run
 //! time cap and a per-run allocation measure.
 //!

@@ -95,6 +95,7 @@ mod pending;
 mod reading;
 mod select;
 mod sink;
+mod table_writer;
 mod writers;
 
 use std::collections::HashSet;
@@ -108,8 +109,8 @@ pub use arrow_schema::{ArrowError, SchemaRef};
 pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
 pub use mapping::{
-    DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_schema_with, arrow_type,
-    signal_type,
+    DTYPE_KEY, SHAPE_KEY, STREAM_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_schema_with,
+    arrow_type, signal_type,
 };
 
 pub use merge::{
@@ -120,6 +121,9 @@ pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_nam
 pub use pending::PendingMetadata;
 pub use reading::StreamBatchReader;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
+#[cfg(feature = "csv")]
+pub use table_writer::CsvWriter;
+pub use table_writer::TableWriter;
 
 /// The file format of exported tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
