@@ -505,7 +505,7 @@ impl Hdf5Writer {
 
 /// Each batch goes to the stream its schema names (`recfmt.stream` in the schema metadata, as
 /// [`arrow_schema()`](crate::arrow_schema()) writes it), or to the only stream of a file of
-/// one; [`RecordBatchWriter::close`] is [`Hdf5Writer::finish`].
+/// one; [`close`](arrow_array::RecordBatchWriter::close) is [`Hdf5Writer::finish`].
 impl arrow_array::RecordBatchWriter for Hdf5Writer {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), arrow_schema::ArrowError> {
         let stream = self
