@@ -57,7 +57,8 @@
 //! [`Recording::batches`] reads one stream as an Arrow `RecordBatchReader`; streams that are
 //! not wanted are skipped (formats with fixed layouts do not even decode them).
 //! [`BatchOptions`] select columns and a time range, [`Recording::stream_batches`] reads
-//! several streams in one pass.
+//! several streams in one pass. The iterators' errors are Arrow errors holding an [`Error`]
+//! ([`Batches`] shows how to get it back).
 //!
 //! ```
 //! let path = "../../tests/fixtures/generated/usvlog/all_types";

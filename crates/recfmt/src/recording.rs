@@ -7,29 +7,9 @@
 //! columns that are not wanted, and whole streams, are skipped, undecoded where the format
 //! allows.
 //!
-//! # Errors
-//!
-//! Opening and asking for a stream fail with [`crate::Error`]. The iterators yield
-//! [`ArrowError`]s, as Arrow's reader trait wants; a recfmt error travels inside as
-//! [`ArrowError::ExternalError`] holding a boxed [`crate::Error`], so its kind is recovered by
-//! a downcast (or call [`Batches::next_batch`], which returns [`crate::Error`] itself):
-//!
-//! ```
-//! use recfmt::export::ArrowError;
-//!
-//! fn recfmt_error(e: &ArrowError) -> Option<&recfmt::Error> {
-//!     match e {
-//!         ArrowError::ExternalError(inner) => inner.downcast_ref::<recfmt::Error>(),
-//!         _ => None,
-//!     }
-//! }
-//! let e = ArrowError::ExternalError(Box::new(recfmt::Error::Invalid("bad".into())));
-//! assert!(matches!(recfmt_error(&e), Some(recfmt::Error::Invalid(_))));
-//! ```
+//! Errors: see [`Batches`].
 //!
 //! [`arrow_array::RecordBatchReader`]: recfmt_export::RecordBatchReader
-//! [`ArrowError`]: recfmt_export::ArrowError
-//! [`ArrowError::ExternalError`]: recfmt_export::ArrowError::ExternalError
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -429,6 +409,29 @@ impl std::iter::FusedIterator for StreamBatches {}
 /// One stream of a recording as Arrow record batches ([`Recording::batches`]): an
 /// [`arrow_array::RecordBatchReader`], so it goes wherever Arrow readers go (Parquet's
 /// `ArrowWriter`, DataFusion, the C stream interface).
+///
+/// # Errors
+///
+/// Opening and asking for a stream fail with [`crate::Error`]. The iterators ([`Batches`],
+/// [`StreamBatches`]) yield [`ArrowError`]s, as Arrow's reader trait wants; a recfmt error
+/// travels inside as [`ArrowError::ExternalError`] holding a boxed [`crate::Error`], so its
+/// kind is recovered by a downcast ([`Batches::next_batch`] returns the [`crate::Error`]
+/// itself). After a read error the iterator ends.
+///
+/// ```
+/// use recfmt::export::ArrowError;
+///
+/// // A record torn by the end of the file is an error under `strict`.
+/// let path = std::path::Path::new("../../tests/fixtures/generated/usvlog/truncated");
+/// let options = recfmt::OpenOptions { strict: true, ..Default::default() };
+/// let recording = recfmt::open_with(recfmt::default_registry(), path, &options)?;
+/// let stream = recording.schema().streams[0].name.clone();
+/// let error = recording.batches(&stream)?.find_map(Result::err).expect("a read error");
+/// let ArrowError::ExternalError(inner) = &error else { panic!("{error}") };
+/// let error: &recfmt::Error = inner.downcast_ref().expect("a recfmt::Error");
+/// assert!(matches!(error, recfmt::Error::Context { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// [`arrow_array::RecordBatchReader`]: recfmt_export::RecordBatchReader
 #[derive(Debug)]
