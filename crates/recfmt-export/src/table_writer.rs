@@ -154,3 +154,64 @@ impl<W: std::io::Write> RecordBatchWriter for CsvWriter<W> {
 pub(crate) fn into_arrow(error: Error) -> ArrowError {
     ArrowError::ExternalError(Box::new(error))
 }
+
+#[cfg(all(test, feature = "parquet", feature = "ipc"))]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Int32Array, RecordBatch, RecordBatchWriter};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::TableWriter;
+    use crate::{ExportOptions, TableFormat};
+
+    #[test]
+    fn a_table_reads_back_and_an_unfinished_one_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, false)]));
+        let column = Arc::new(Int32Array::from(vec![1, 2, 3]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![column]).unwrap();
+
+        let path = dir.path().join("x.parquet");
+        let options = ExportOptions::new(TableFormat::Parquet);
+        let mut table = TableWriter::create(&path, &schema, &options).unwrap();
+        table.write(&batch).unwrap();
+        table.write(&batch).unwrap();
+        // Nothing under the final name until the table is complete.
+        assert!(!path.exists());
+        table.close().unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let values: Vec<i32> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+                .unwrap()
+                .build()
+                .unwrap()
+                .flat_map(|b| {
+                    b.unwrap()
+                        .column(0)
+                        .as_primitive::<Int32Type>()
+                        .values()
+                        .to_vec()
+                })
+                .collect();
+        assert_eq!(values, [1, 2, 3, 1, 2, 3]);
+
+        // Dropped before `close`: no file, no temporary one either.
+        let options = ExportOptions::new(TableFormat::Arrow);
+        let mut table =
+            TableWriter::create(&dir.path().join("y.arrow"), &schema, &options).unwrap();
+        table.write(&batch).unwrap();
+        drop(table);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x.parquet"]);
+
+        // NDJSON tables are written from rows.
+        let options = ExportOptions::new(TableFormat::Ndjson);
+        assert!(TableWriter::create(&dir.path().join("z.ndjson"), &schema, &options).is_err());
+    }
+}
