@@ -1,12 +1,11 @@
 //! `recfmt._recfmt`, the native half of the `recfmt` Python package.
 //!
 //! A recording is read through the same batch path as `recfmt convert`
-//! ([`RecordingReader::read_batches`] and [`recfmt_export::record_batch`]); the Arrow arrays
+//! ([`recfmt::Recording::batches_with`], on [`recfmt_export::StreamBatchReader`]); the Arrow arrays
 //! cross into pyarrow through the Arrow C data interface, so no value becomes a Python object
 //! and no buffer is copied. Decoding runs with the GIL released; between batches the reader
 //! takes the GIL back just long enough to see a pending Ctrl-C.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -18,10 +17,10 @@ use pyo3::exceptions::{PyException, PyStopIteration, PyUserWarning, PyValueError
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use recfmt_core::{
-    BatchSet, ErrorKind, FormatOptions, Header, Integrity, Metadata, ReadOptions, RecordingReader,
-    Schema, StreamBatch, StreamDesc, TimeSystem,
+    ErrorKind, FormatOptions, Header, Integrity, Metadata, ReadOptions, RecordingReader, Schema,
+    StreamDesc, TimeSystem,
 };
-use recfmt_export::{Pattern, Pipeline, SelectedReader, TimeBound};
+use recfmt_export::TimeBound;
 
 create_exception!(
     _recfmt,
@@ -246,10 +245,7 @@ impl Source {
 
 /// The Arrow schema of `desc` with `extra` schema metadata.
 fn table_schema(header: &Header, desc: &StreamDesc, extra: &Metadata) -> SchemaRef {
-    let schema = recfmt_export::arrow_schema(header, desc);
-    let mut metadata = schema.metadata().clone();
-    metadata.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-    Arc::new(schema.with_metadata(metadata))
+    Arc::new(recfmt_export::arrow_schema_with(header, desc, extra))
 }
 
 /// A time bound from Python: seconds on the recording's axis, or text such as `"+12.5s"` or an
@@ -284,11 +280,7 @@ fn time_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeArg>> {
 
 /// One stream of one recording being read batch by batch.
 struct StreamRead {
-    reader: SelectedReader<Box<dyn RecordingReader>>,
-    batches: BatchSet,
-    schema: SchemaRef,
-    ready: VecDeque<StreamBatch>,
-    done: bool,
+    batches: recfmt::Batches,
 }
 
 impl StreamRead {
@@ -304,65 +296,33 @@ impl StreamRead {
         if batch_rows == 0 {
             return Err(PyValueError::new_err("batch_rows must be at least 1"));
         }
-        let inner = source.open().map_err(to_py)?;
-        let Some(desc) = inner.schema().streams.iter().find(|s| s.name == stream) else {
-            return Err(no_such_stream(inner.schema(), stream));
+        let reader = source.open().map_err(to_py)?;
+        let options = recfmt::BatchOptions {
+            columns: columns.unwrap_or_default(),
+            start,
+            end,
+            batch_rows,
+            metadata: source.provenance(reader.header()),
         };
-        let mut pipeline = Pipeline::default();
-        pipeline.selection.streams = vec![Pattern::Exact(stream.to_owned())];
-        if let Some(columns) = columns {
-            for column in &columns {
-                // A composite's name selects its members, as `convert --signal` does.
-                let known = desc.signals.iter().any(|s| {
-                    s.name == *column
-                        || s.name
-                            .strip_prefix(column.as_str())
-                            .is_some_and(|rest| rest.starts_with('.'))
-                });
-                if !known {
-                    let names: Vec<&str> = desc.signals.iter().map(|s| s.name.as_str()).collect();
-                    return Err(RecfmtError::new_err(format!(
-                        "{}: stream {stream:?} has no column {column:?} (columns: {})",
-                        source.path.display(),
-                        names.join(", ")
-                    )));
-                }
-            }
-            pipeline.selection.signals = columns.into_iter().map(Pattern::Exact).collect();
-        }
-        pipeline.range.start = start;
-        pipeline.range.end = end;
-        let reader = SelectedReader::new(inner, &pipeline).map_err(to_py)?;
-        let schema = table_schema(
-            reader.header(),
-            &reader.schema().streams[0],
-            &source.provenance(reader.header()),
-        );
-        let batches = BatchSet::new(reader.schema(), batch_rows);
-        Ok(StreamRead {
-            reader,
-            batches,
-            schema,
-            ready: VecDeque::new(),
-            done: false,
-        })
+        let batches = recfmt::Recording::new(&source.path, reader)
+            .batches_with(stream, &options)
+            .map_err(facade_error)?;
+        Ok(StreamRead { batches })
+    }
+
+    /// The schema of every batch.
+    fn schema(&self) -> SchemaRef {
+        self.batches.schema()
+    }
+
+    /// What the read has lost; final once `next_batch` has returned `None`.
+    fn integrity(&self) -> &Integrity {
+        self.batches.integrity()
     }
 
     /// The next record batch, or `None` at the end.
-    fn next_batch(&mut self) -> recfmt_core::Result<Option<RecordBatch>> {
-        loop {
-            if let Some(batch) = self.ready.pop_front() {
-                return recfmt_export::record_batch(&self.schema, batch)
-                    .map(Some)
-                    .map_err(Into::into);
-            }
-            if self.done {
-                return Ok(None);
-            }
-            let more = self.reader.read_batches(&mut self.batches)?;
-            self.ready.extend(self.batches.take_ready(more));
-            self.done = !more;
-        }
+    fn next_batch(&mut self) -> recfmt::Result<Option<RecordBatch>> {
+        self.batches.next_batch()
     }
 }
 
@@ -376,7 +336,7 @@ fn no_such_stream(schema: &Schema, stream: &str) -> PyErr {
 
 /// Why a read without the GIL stopped early.
 enum Stop {
-    Read(recfmt_core::Error),
+    Read(recfmt::Error),
     Interrupted(PyErr),
 }
 
@@ -393,7 +353,7 @@ fn read_all(py: Python<'_>, read: &mut StreamRead) -> PyResult<Vec<RecordBatch>>
         }
     });
     outcome.map_err(|stop| match stop {
-        Stop::Read(e) => to_py(e),
+        Stop::Read(e) => facade_error(e),
         Stop::Interrupted(e) => e,
     })
 }
@@ -498,13 +458,13 @@ impl Recording {
             batch_rows,
         )?;
         let batches = read_all(py, &mut read)?;
-        let schema = read.schema.clone();
+        let schema = read.schema();
         let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
             batches.into_iter().map(Ok),
             schema,
         ));
         let table = reader.into_pyarrow(py)?.call_method0("read_all")?;
-        on_loss.report(py, &self.source.path, read.reader.integrity(), Some(&table))?;
+        on_loss.report(py, &self.source.path, read.integrity(), Some(&table))?;
         Ok(table)
     }
 
@@ -549,7 +509,7 @@ impl Recording {
             batch_rows,
         )?;
         Ok(BatchStream {
-            schema: read.schema.clone(),
+            schema: read.schema(),
             path: self.source.path.clone(),
             on_loss,
             state: Mutex::new(BatchState {
@@ -621,7 +581,7 @@ impl BatchStream {
         match next {
             Ok(Some(batch)) => batch.to_pyarrow(py),
             Ok(None) => {
-                let integrity = read.reader.integrity().clone();
+                let integrity = read.integrity().clone();
                 state.read = None;
                 state.integrity = Some(integrity.clone());
                 drop(state);
@@ -630,7 +590,7 @@ impl BatchStream {
             }
             Err(e) => {
                 state.read = None;
-                Err(to_py(e))
+                Err(facade_error(e))
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The mutation sweep of issue 14: deterministic mutants of every fixture and sample, read
-//! through the library's front door (`recfmt::open`, `recfmt::validate::validate`,
+//! through the library's front door (`recfmt::open_with`, `recfmt::validate::validate`,
 //! `recfmt::convert::convert`) in this process, under a 2 GiB address-space limit, a per-run
 //! time cap and a per-run allocation measure.
 //!
@@ -311,11 +311,12 @@ fn inputs(scratch: &Path, full: bool) -> Result<Vec<Input>> {
 
     // Icarus HDF5, written from the ICAREC fixture by the library's writer.
     let h5 = scratch.join("all_types.h5");
-    let mut reader = recfmt::open(
+    let mut reader = recfmt::open_with(
         registry,
         &recfmt_tests::fixture("icarec/all_types.icarec"),
         &OpenOptions::default(),
-    )?;
+    )?
+    .into_reader();
     recfmt::icarec::h5::write_icarus_h5(&mut *reader, &h5, &Default::default())?;
     out.push(file_input(
         "icarus-h5",
@@ -361,7 +362,8 @@ fn inputs(scratch: &Path, full: bool) -> Result<Vec<Input>> {
                     "-continuous"
                 },
             ));
-            let mut reader = recfmt::open(registry, &path, &OpenOptions::default())?;
+            let mut reader =
+                recfmt::open_with(registry, &path, &OpenOptions::default())?.into_reader();
             let mut writer =
                 recfmt::fgtape::FgTapeWriter::create(&continuous).compressed(compressed);
             use recfmt::core::{RecordingReader, RecordingWriter};
@@ -681,7 +683,8 @@ struct Read {
 /// `recfmt cat`: every row (kept when `keep`), and the exit code the command line gives.
 fn read(path: &Path, options: &OpenOptions, keep: bool) -> (u8, Option<Read>) {
     let result = (|| -> recfmt::Result<(Outcome, Read)> {
-        let mut reader = recfmt::open(recfmt::default_registry(), path, options)?;
+        let mut reader =
+            recfmt::open_with(recfmt::default_registry(), path, options)?.into_reader();
         let mut frame = FrameBuf::default();
         let mut rows = Vec::new();
         while reader.read_frame(&mut frame)? {

@@ -218,3 +218,38 @@ impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
         (**self).read_batches(dst)
     }
 }
+
+/// A borrowed reader reads as the reader itself, so an adapter that takes its reader by value
+/// (a batch iterator, a selection) can also work on one the caller keeps.
+impl<R: RecordingReader + ?Sized> RecordingReader for &mut R {
+    fn format(&self) -> &'static FormatInfo {
+        (**self).format()
+    }
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+    fn schema(&self) -> &Schema {
+        (**self).schema()
+    }
+    fn read_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+        (**self).read_frame(dst)
+    }
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+        (**self).read_row(row)
+    }
+    fn integrity(&self) -> &Integrity {
+        (**self).integrity()
+    }
+    fn progress(&self) -> (u64, Option<u64>) {
+        (**self).progress()
+    }
+    fn progress_unit(&self) -> ProgressUnit {
+        (**self).progress_unit()
+    }
+    fn seek_time(&mut self, seconds: f64) -> Result<bool> {
+        (**self).seek_time(seconds)
+    }
+    fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        (**self).read_batches(dst)
+    }
+}

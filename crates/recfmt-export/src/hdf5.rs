@@ -504,6 +504,52 @@ impl Hdf5Writer {
     }
 }
 
+/// Each batch goes to the stream its schema names (`recfmt.stream` in the schema metadata, as
+/// [`arrow_schema()`](crate::arrow_schema()) writes it), or to the only stream of a file of
+/// one; [`close`](arrow_array::RecordBatchWriter::close) is [`Hdf5Writer::finish`].
+impl arrow_array::RecordBatchWriter for Hdf5Writer {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), arrow_schema::ArrowError> {
+        let stream = self
+            .stream_of(batch)
+            .map_err(crate::table_writer::into_arrow)?;
+        self.write_batch(stream, batch)
+            .map_err(crate::table_writer::into_arrow)
+    }
+
+    fn close(self) -> Result<(), arrow_schema::ArrowError> {
+        self.finish().map_err(crate::table_writer::into_arrow)
+    }
+}
+
+impl Hdf5Writer {
+    /// The index of the stream `batch` belongs to, by the stream name in its schema metadata.
+    fn stream_of(&self, batch: &RecordBatch) -> Result<usize, Error> {
+        let open = self
+            .open
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("the HDF5 writer is already finished".into()))?;
+        let schema = batch.schema();
+        match schema.metadata().get(crate::STREAM_KEY) {
+            Some(name) => open
+                .streams
+                .iter()
+                .position(|s| s.name == *name)
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "{}: a batch of stream {name:?}, which the file does not declare",
+                        self.target.display()
+                    ))
+                }),
+            None if open.streams.len() == 1 => Ok(0),
+            None => Err(Error::Invalid(format!(
+                "{}: a batch without a `recfmt.stream` schema entry, and the file has {} streams",
+                self.target.display(),
+                open.streams.len()
+            ))),
+        }
+    }
+}
+
 /// The open file and the per-stream state.
 struct OpenFile {
     file: hdf5_pure::File,

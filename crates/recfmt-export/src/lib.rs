@@ -93,8 +93,10 @@ mod merge;
 mod names;
 mod partition;
 mod pending;
+mod reading;
 mod select;
 mod sink;
+mod table_writer;
 mod writers;
 
 use std::path::{Path, PathBuf};
@@ -102,11 +104,13 @@ use std::str::FromStr;
 
 use recfmt_core::{AtomicFile, BatchSet, DirLock, Metadata, RecordingReader};
 
-pub use arrow_array::RecordBatch;
+pub use arrow_array::{RecordBatch, RecordBatchReader, RecordBatchWriter};
+pub use arrow_schema::{ArrowError, SchemaRef};
 pub use batch::{StreamBatcher, record_batch};
 pub use error::Error;
 pub use mapping::{
-    DTYPE_KEY, SHAPE_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_type, signal_type,
+    DTYPE_KEY, SHAPE_KEY, STREAM_KEY, UNIT_KEY, arrow_field, arrow_schema, arrow_schema_with,
+    arrow_type, signal_type,
 };
 
 pub use names::{RENAMED_COLUMNS_KEY, column_names, renamed_columns};
@@ -117,7 +121,11 @@ pub use merge::{
 };
 pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_name};
 pub use pending::PendingMetadata;
+pub use reading::StreamBatchReader;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
+#[cfg(feature = "csv")]
+pub use table_writer::CsvWriter;
+pub use table_writer::TableWriter;
 
 /// The file format of exported tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -387,8 +395,8 @@ fn export_tables_locked(
 
     // Decoding here, encoding on the writers' threads.
     let mut writers = writers::Writers::start(plans, options);
-    let mut batches = BatchSet::new(&schema, options.batch_rows);
-    read_all_batches(reader, &mut batches, progress, &mut |batch| {
+    let batches = BatchSet::new(&schema, options.batch_rows);
+    read_all_batches(reader, batches, progress, &mut |batch| {
         writers.send(batch).map(|()| true)
     })?;
     let outputs = commit_all(writers.finish()?)?;
@@ -445,9 +453,9 @@ pub fn export_hdf5(
             .join()
             .unwrap_or_else(|_| Err(Error::Invalid("the HDF5 writer thread panicked".into())))
     };
-    let mut batches = BatchSet::new(&schema, batch_rows);
+    let batches = BatchSet::new(&schema, batch_rows);
     // A failed send means the writer stopped on an error, which `join` reports.
-    let read = read_all_batches(reader, &mut batches, progress, &mut |batch| {
+    let read = read_all_batches(reader, batches, progress, &mut |batch| {
         Ok(queue.send(batch).is_ok())
     });
     drop(queue);
@@ -471,26 +479,22 @@ pub fn export_hdf5(
 }
 
 /// Reads `reader` to the end in `batches`, handing every batch ready to be written to `send`
-/// (which returns false to stop early) and reporting progress after each read.
+/// (which returns false to stop early) and reporting progress after each.
 fn read_all_batches(
     reader: &mut dyn RecordingReader,
-    batches: &mut BatchSet,
+    batches: BatchSet,
     progress: &mut dyn FnMut(u64, Option<u64>),
     send: &mut dyn FnMut(recfmt_core::StreamBatch) -> Result<bool, Error>,
 ) -> Result<(), Error> {
-    loop {
-        let more = reader.read_batches(batches)?;
-        for batch in batches.take_ready(more) {
-            if !send(batch)? {
-                return Ok(());
-            }
-        }
-        let (done, total) = reader.progress();
-        progress(done, total);
-        if !more {
+    let mut batches = StreamBatchReader::new(reader, batches);
+    while let Some(batch) = batches.next() {
+        if !send(batch?)? {
             return Ok(());
         }
+        let (done, total) = batches.reader().progress();
+        progress(done, total);
     }
+    Ok(())
 }
 
 #[cfg(test)]

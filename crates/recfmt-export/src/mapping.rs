@@ -7,6 +7,8 @@ use recfmt_core::{DType, Header, Metadata, Shape, SignalDesc, StreamDesc};
 
 /// Field metadata key holding the physical unit of a signal.
 pub const UNIT_KEY: &str = "unit";
+/// Schema metadata key holding the name of the stream a table holds.
+pub const STREAM_KEY: &str = "recfmt.stream";
 /// Field metadata key holding the recfmt dtype name (`"f32"`, `"u8"`, ...).
 pub const DTYPE_KEY: &str = "recfmt.dtype";
 /// Field metadata key holding the dimensions of a fixed-shape signal (`"3"`, `"3x3"`).
@@ -113,7 +115,7 @@ pub(crate) fn stream_metadata(header: &Header, stream: &StreamDesc, names: &[Str
     let mut meta = Metadata::new();
     meta.insert("recfmt.format".into(), header.format.to_owned());
     meta.insert("recfmt.version".into(), header.version.clone());
-    meta.insert("recfmt.stream".into(), stream.name.clone());
+    meta.insert(STREAM_KEY.into(), stream.name.clone());
     if let Some(time) = names.get(stream.time) {
         meta.insert("recfmt.time_column".into(), time.clone());
     }
@@ -194,7 +196,7 @@ pub(crate) fn arrow_schema_reserving(
 }
 
 /// [`arrow_schema()`] with `extra` entries added to (and overriding) the schema metadata.
-pub(crate) fn arrow_schema_with(header: &Header, stream: &StreamDesc, extra: &Metadata) -> Schema {
+pub fn arrow_schema_with(header: &Header, stream: &StreamDesc, extra: &Metadata) -> Schema {
     arrow_schema_with_reserving(header, stream, extra, &[])
 }
 

@@ -142,8 +142,8 @@ pub fn export_partitioned(
     }
 
     let mut writers = writers::Writers::start(plans, options);
-    let mut batches = BatchSet::new(&schema, options.batch_rows);
-    read_all_batches(reader, &mut batches, progress, &mut |batch| {
+    let batches = BatchSet::new(&schema, options.batch_rows);
+    read_all_batches(reader, batches, progress, &mut |batch| {
         writers.send(batch).map(|()| true)
     })?;
     let outputs = commit_all(writers.finish()?)?;

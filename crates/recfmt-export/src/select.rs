@@ -12,6 +12,8 @@ use recfmt_core::{
     TimeReference, TimeSystem, Value,
 };
 
+use crate::reading::BatchQueue;
+
 /// A name pattern: exact, glob (`*`, `?`, `[...]`) or regex (`re:` prefix).
 #[derive(Clone)]
 pub enum Pattern {
@@ -117,12 +119,15 @@ impl Selection {
             && self.exclude_signals.is_empty()
     }
 
-    fn keeps_stream(&self, name: &str) -> bool {
+    /// True when the stream named `name` is kept.
+    pub fn keeps_stream(&self, name: &str) -> bool {
         (self.streams.is_empty() || self.streams.iter().any(|p| p.matches(name)))
             && !self.exclude_streams.iter().any(|p| p.matches(name))
     }
 
-    fn keeps_signal(&self, stream: &str, signal: &str) -> bool {
+    /// True when signal `signal` of stream `stream` is kept (a stream's time column is kept
+    /// whatever this says).
+    pub fn keeps_signal(&self, stream: &str, signal: &str) -> bool {
         let qualified = format!("{stream}.{signal}");
         let hit = |p: &Pattern| p.matches_signal(signal) || p.matches_signal(&qualified);
         (self.signals.is_empty() || self.signals.iter().any(hit))
@@ -314,7 +319,7 @@ pub struct SelectedReader<R> {
     pending: Vec<FrameBuf>,
     emitted_carry: bool,
     /// The inner reader's batches, made on the first `read_batches` call.
-    inner_batches: Option<BatchSet>,
+    inner_batches: Option<BatchQueue>,
     upcast_f64: bool,
 }
 
@@ -637,7 +642,7 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
             return recfmt_core::read_batches_by_rows(self, dst);
         }
         let mut inner = match self.inner_batches.take() {
-            Some(set) => set,
+            Some(queue) => queue,
             None => {
                 let map = &self.map;
                 let schema = self.inner.schema();
@@ -647,21 +652,23 @@ impl<R: RecordingReader> RecordingReader for SelectedReader<R> {
                     schema.streams[stream].time == signal
                         || matches!(map.get(stream), Some(Some(m)) if m.signals.contains(&signal))
                 };
-                BatchSet::with_columns(schema, dst.capacity(), wanted, column)
+                BatchQueue::new(BatchSet::with_columns(
+                    schema,
+                    dst.capacity(),
+                    wanted,
+                    column,
+                ))
             }
         };
         let result = (|| loop {
-            let more = self.inner.read_batches(&mut inner)?;
-            for batch in inner.take_ready(more) {
-                if let Some(selected) = self.select_batch(batch)? {
-                    let out = selected.stream();
-                    dst.stream_mut(out)
-                        .append(selected)
-                        .map_err(|e| Error::invalid(format!("stream {out}: {}", e.message)))?;
-                }
-            }
-            if !more {
+            let Some(batch) = inner.next(&mut self.inner)? else {
                 return Ok(false);
+            };
+            if let Some(selected) = self.select_batch(batch)? {
+                let out = selected.stream();
+                dst.stream_mut(out)
+                    .append(selected)
+                    .map_err(|e| Error::invalid(format!("stream {out}: {}", e.message)))?;
             }
             if dst.is_full() {
                 return Ok(true);

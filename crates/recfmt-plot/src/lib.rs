@@ -210,16 +210,11 @@ pub(crate) fn element_f64(data: &recfmt_core::ColumnData, i: usize) -> Option<f6
 /// with every batch.
 pub(crate) fn for_each_batch(
     reader: &mut dyn recfmt_core::RecordingReader,
-    mut batches: recfmt_core::BatchSet,
+    batches: recfmt_core::BatchSet,
     each: &mut dyn FnMut(&recfmt_core::StreamBatch) -> Result<()>,
 ) -> Result<()> {
-    loop {
-        let more = reader.read_batches(&mut batches)?;
-        for batch in batches.take_ready(more) {
-            each(&batch)?;
-        }
-        if !more {
-            return Ok(());
-        }
+    for batch in recfmt_export::StreamBatchReader::new(reader, batches) {
+        each(&batch?)?;
     }
+    Ok(())
 }

@@ -464,7 +464,9 @@ fn convert_with(
     }
     let pipeline = options.pipeline()?;
     let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
-        let reader = crate::open(registry, input, &options.open).map_err(Error::into_core)?;
+        let reader = crate::open_with(registry, input, &options.open)
+            .map_err(Error::into_core)?
+            .into_reader();
         Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
     };
     let mut reader: Box<dyn RecordingReader> = match open_selected() {
@@ -559,7 +561,7 @@ fn nothing_kept(
     output: &Path,
     options: &ConvertOptions,
 ) -> Option<ConvertReport> {
-    let reader = crate::open(registry, input, &options.open).ok()?;
+    let reader = crate::open_with(registry, input, &options.open).ok()?;
     if !reader.schema().streams.is_empty() || !reader.integrity().lost_data() {
         return None;
     }
@@ -870,7 +872,7 @@ fn mcap_notes(output: &Path, written: &recfmt_export::mcap::McapReport, notes: &
 #[cfg(feature = "export-hdf5")]
 fn longest_text(registry: &Registry, input: &Path, options: &ConvertOptions) -> Result<u32> {
     let pipeline = options.pipeline()?;
-    let reader = crate::open(registry, input, &options.open)?;
+    let reader = crate::open_with(registry, input, &options.open)?.into_reader();
     let mut reader = SelectedReader::new(reader, &pipeline)?;
     let texts: Vec<Vec<usize>> = reader
         .schema()

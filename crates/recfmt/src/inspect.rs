@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use recfmt_core::{BatchSet, RecordingReader, Registry, Shape};
+use recfmt_export::StreamBatchReader;
 use serde::Serialize;
 
 use crate::error::Context;
@@ -67,37 +68,32 @@ pub fn scan(reader: &mut dyn RecordingReader) -> recfmt_core::Result<ScanStats> 
     let mut stats = ScanStats {
         streams: vec![StreamStats::default(); schema.streams.len()],
     };
-    let mut batches = BatchSet::with_columns(
+    let batches = BatchSet::with_columns(
         &schema,
         SCAN_BATCH_ROWS,
         |_| true,
         |stream, signal| schema.streams[stream].time == signal,
     );
-    loop {
-        let more = reader.read_batches(&mut batches)?;
-        for batch in batches.take_ready(more) {
-            let (Some(s), Some(desc)) = (
-                stats.streams.get_mut(batch.stream()),
-                schema.streams.get(batch.stream()),
-            ) else {
-                continue;
-            };
-            s.rows += batch.rows() as u64;
-            let mut times = recfmt_core::TimeSummary {
-                first: None,
-                last: s.last,
-                min: s.start,
-                max: s.end,
-                backwards: s.backwards,
-            };
-            times.merge(&batch.time_summary(desc));
-            (s.start, s.end, s.last, s.backwards) =
-                (times.min, times.max, times.last, times.backwards);
-        }
-        if !more {
-            return Ok(stats);
-        }
+    for batch in StreamBatchReader::new(reader, batches) {
+        let batch = batch?;
+        let (Some(s), Some(desc)) = (
+            stats.streams.get_mut(batch.stream()),
+            schema.streams.get(batch.stream()),
+        ) else {
+            continue;
+        };
+        s.rows += batch.rows() as u64;
+        let mut times = recfmt_core::TimeSummary {
+            first: None,
+            last: s.last,
+            min: s.start,
+            max: s.end,
+            backwards: s.backwards,
+        };
+        times.merge(&batch.time_summary(desc));
+        (s.start, s.end, s.last, s.backwards) = (times.min, times.max, times.last, times.backwards);
     }
+    Ok(stats)
 }
 
 /// One signal in [`InfoReport`].
@@ -257,7 +253,7 @@ impl std::fmt::Display for InfoReport {
 
 /// Reads the recording at `path` once and summarises it.
 pub fn info(registry: &Registry, path: &Path, options: &OpenOptions) -> Result<InfoReport> {
-    let mut reader = crate::open(registry, path, options)?;
+    let mut reader = crate::open_with(registry, path, options)?.into_reader();
     let stats = scan(reader.as_mut()).context_with(|| format!("reading {}", path.display()))?;
     Ok(info_report(path, reader.as_ref(), &stats))
 }

@@ -9,7 +9,8 @@
 //!
 //! | task | call | report |
 //! |---|---|---|
-//! | open a recording | [`open`] | a [`core::RecordingReader`] |
+//! | open a recording | [`open`], [`open_with`] | a [`Recording`] |
+//! | read a stream as Arrow | [`Recording::batches`], [`Recording::stream_batches`] | a [`Batches`] (`RecordBatchReader`) |
 //! | summarise it | [`inspect::info`] | [`inspect::InfoReport`] |
 //! | what formats can do | [`inspect::formats`], [`convert::targets`] | [`inspect::FormatSummary`] |
 //! | check it | [`validate::validate`] | [`validate::ValidateReport`] |
@@ -58,36 +59,17 @@
 //!
 //! # Reading a stream as Arrow record batches
 //!
-//! [`RecordingReader::read_batches`](recfmt_core::RecordingReader::read_batches) fills typed
-//! column buffers, many rows of a stream at a time; [`recfmt_export::record_batch`] turns them
-//! into Arrow record batches without copying. Streams that are not wanted are skipped (formats
-//! with fixed layouts do not even decode them).
+//! [`Recording::batches`] reads one stream as an Arrow `RecordBatchReader`; streams that are
+//! not wanted are skipped (formats with fixed layouts do not even decode them).
+//! [`BatchOptions`] select columns and a time range, [`Recording::stream_batches`] reads
+//! several streams in one pass. The iterators' errors are Arrow errors holding an [`Error`]
+//! ([`Batches`] shows how to get it back).
 //!
 //! ```
-//! use std::sync::Arc;
-//! use recfmt::core::{BatchSet, ReadOptions};
-//!
-//! let path = std::path::Path::new("../../tests/fixtures/generated/usvlog/all_types");
-//! let mut reader = recfmt::default_registry().open_path(path, None, &ReadOptions::default())?;
-//! let schema = reader.schema().clone();
-//! let nav = schema.stream_index("REC_NAV_SOLUTION").ok_or("no such stream")?;
-//! let arrow_schema = Arc::new(recfmt::export::arrow_schema(reader.header(), &schema.streams[nav]));
-//!
-//! let mut batches = BatchSet::with_streams(&schema, 64, |stream| stream == nav);
-//! let mut rows = 0;
-//! loop {
-//!     let more = reader.read_batches(&mut batches)?;
-//!     if !batches.stream(nav).is_empty() && (batches.is_full() || !more) {
-//!         let batch = recfmt::export::record_batch(&arrow_schema, batches.take(nav))?;
-//!         assert!(batch.num_rows() <= 64);
-//!         rows += batch.num_rows();
-//!     }
-//!     if !more {
-//!         break;
-//!     }
-//! }
+//! let path = "../../tests/fixtures/generated/usvlog/all_types";
+//! let batches = recfmt::open(path)?.batches("REC_NAV_SOLUTION")?;
+//! let rows: usize = batches.map(|b| b.map(|b| b.num_rows())).sum::<Result<_, _>>()?;
 //! assert_eq!(rows, 200);
-//! assert!(reader.integrity().status.name() == "complete");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -116,12 +98,14 @@ mod error;
 pub mod inspect;
 mod open;
 pub mod ops;
+mod recording;
 mod report;
 mod tables;
 pub mod validate;
 
 pub use error::{Error, Result};
-pub use open::{OpenOptions, format_of, open};
+pub use open::{OpenOptions, format_of, open, open_with};
+pub use recording::{BatchOptions, Batches, Recording, StreamBatches};
 pub use report::{EXIT_DATA_LOST, EXIT_ERROR, IntegrityReport, Outcome, to_json};
 pub use tables::Tables;
 

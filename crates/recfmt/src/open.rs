@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use recfmt_core::{FormatDescriptor, FormatOptions, ReadOptions, RecordingReader, Registry};
+use recfmt_core::{FormatDescriptor, FormatOptions, ReadOptions, Registry};
 
-use crate::Result;
+use crate::{Recording, Result};
 
 /// How to open a recording: what `--format`, `--strict`, `--resync`, `--layout` and
 /// `--opt key=value` say on the command line.
@@ -68,12 +68,26 @@ pub fn format_of(
     })
 }
 
-/// Opens the recording at `path` (a file or a directory) for reading.
-pub fn open(
-    registry: &Registry,
-    path: &Path,
-    options: &OpenOptions,
-) -> Result<Box<dyn RecordingReader>> {
+/// Opens the recording at `path` (a file or a directory) for reading, its format detected
+/// among those of [`crate::default_registry`], with default options.
+///
+/// ```
+/// let recording = recfmt::open("../../tests/fixtures/generated/icarec/all_types.icarec")?;
+/// assert_eq!(recording.header().format, "icarec");
+/// # Ok::<(), recfmt::Error>(())
+/// ```
+pub fn open(path: impl AsRef<Path>) -> Result<Recording> {
+    open_with(
+        crate::default_registry(),
+        path.as_ref(),
+        &OpenOptions::default(),
+    )
+}
+
+/// Opens the recording at `path` (a file or a directory) for reading, with the formats of
+/// `registry` and `options` (a forced format, strictness, layouts, format options).
+pub fn open_with(registry: &Registry, path: &Path, options: &OpenOptions) -> Result<Recording> {
     registry.check_options(&options.format_options)?;
-    Ok(registry.open_path(path, options.format.as_deref(), &options.read_options())?)
+    let reader = registry.open_path(path, options.format.as_deref(), &options.read_options())?;
+    Ok(Recording::new(path, reader))
 }

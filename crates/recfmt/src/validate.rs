@@ -117,7 +117,7 @@ pub fn validate(
         let read = options.open.read_options_for(registry, format)?;
         reference_problems = against(reference, &read)?;
     }
-    let mut reader = crate::open(registry, path, &options.open)?;
+    let mut reader = crate::open_with(registry, path, &options.open)?.into_reader();
     // The format's own checks (ICAREC: SHA-256 of every data file; NanoVer: its record
     // checker) read the input a second time and do not depend on the scan, so they run on
     // another thread beside it: validate takes the longer of the two, not their sum.

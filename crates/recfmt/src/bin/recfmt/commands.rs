@@ -120,11 +120,12 @@ pub fn cat(global: &GlobalArgs, args: &CatArgs) -> Result<Outcome> {
     if let Some(at) = &args.at {
         return cat_at(global, args, at);
     }
-    let mut reader = recfmt::open(
+    let mut reader = recfmt::open_with(
         recfmt::default_registry(),
         &args.path,
         &open_options(global)?,
-    )?;
+    )?
+    .into_reader();
     let schema = reader.schema().clone();
     let mut wanted = vec![args.streams.is_empty(); schema.streams.len()];
     for name in &args.streams {

@@ -124,11 +124,12 @@ pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     crate::args::check_range(args.start.as_deref(), args.end.as_deref());
     // Refuse a bad output name before reading anything.
     recfmt::plot::ImageKind::from_path(&args.output)?;
-    let mut reader = recfmt::open(
+    let mut reader = recfmt::open_with(
         recfmt::default_registry(),
         &args.path,
         &open_options(global)?,
-    )?;
+    )?
+    .into_reader();
     let title = recfmt::plot::title_for(&args.path, reader.as_ref());
     let range = TimeRange {
         start: args.start.as_deref().map(TimeBound::parse).transpose()?,
