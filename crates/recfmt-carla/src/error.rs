@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use recfmt_core::ErrorKind;
+
 use crate::Flavour;
 
 /// The format id used in [`recfmt_core::Error`]s.
@@ -37,11 +39,14 @@ pub enum Error {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The info header does not carry the `CARLA_RECORDER` magic.
-    #[error("at byte {offset}: not a CARLA recorder file (magic {found:?})")]
+    #[error(
+        "at byte {offset}: not a CARLA recorder file: expected the magic string \"CARLA_RECORDER\", found {found}"
+    )]
     BadMagic {
         /// Offset of the magic string.
         offset: u64,
-        /// What was found instead (lossy text, or a description of a wrong length).
+        /// What was found instead, in words: the text quoted (`"CARLA_RECORDEX"`), or
+        /// `a 63650-byte string` when the length is wrong.
         found: String,
     },
     /// The header version is neither 1 nor 2 and no flavour was forced.
@@ -145,6 +150,22 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is; it stays with the error through [`recfmt_core::Error`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io(_) => ErrorKind::Io,
+            Error::BadMagic { .. } | Error::Size { .. } | Error::Malformed { .. } => {
+                ErrorKind::Malformed
+            }
+            Error::Truncated { .. } => ErrorKind::Truncated,
+            Error::Limit { .. } => ErrorKind::Limit,
+            Error::UnsupportedVersion { .. } => ErrorKind::Unsupported,
+            Error::NotInFlavour { .. } | Error::Tracks { .. } | Error::TooLarge { .. } => {
+                ErrorKind::Invalid
+            }
+        }
+    }
+
     /// True for [`Error::Truncated`]: the input ends early and nothing after it can be read.
     pub fn is_truncation(&self) -> bool {
         matches!(self, Error::Truncated { .. })
@@ -172,31 +193,12 @@ pub(crate) fn check_limit(what: &'static str, value: u64, limit: u64, offset: u6
 }
 
 impl From<Error> for recfmt_core::Error {
+    /// An I/O error stays one; every other error travels whole as the source of a
+    /// [`recfmt_core::Error::Format`] with its [`Error::kind`].
     fn from(e: Error) -> Self {
         match e {
             Error::Io(io) => recfmt_core::Error::Io(io),
-            Error::Limit {
-                what,
-                value,
-                limit,
-                offset,
-            } => recfmt_core::Error::Limit {
-                what,
-                value,
-                limit,
-                offset,
-            },
-            Error::UnsupportedVersion { version } => recfmt_core::Error::unsupported(
-                FORMAT_ID,
-                format!("recorder version {version} (known: 1, 2)"),
-            ),
-            e @ (Error::NotInFlavour { .. } | Error::TooLarge { .. } | Error::Tracks { .. }) => {
-                recfmt_core::Error::invalid(e.to_string())
-            }
-            e => {
-                let offset = e.offset().unwrap_or(0);
-                recfmt_core::Error::malformed(FORMAT_ID, offset, e.to_string())
-            }
+            e => recfmt_core::Error::format(FORMAT_ID, e.kind(), e),
         }
     }
 }

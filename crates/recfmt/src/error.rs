@@ -1,8 +1,11 @@
 //! The error of the facade's front-door functions.
 
+use recfmt_core::ErrorKind;
+
 /// What went wrong in [`crate::convert`], [`crate::validate`], [`crate::inspect`] or
-/// [`crate::ops`]. Messages and causes are those the command line
-/// prints (`source()` walks the causes).
+/// [`crate::ops`]. The message says what failed and why; `source()` walks the causes (the
+/// command line prints those the message does not already say), and [`Error::kind`] tells
+/// what kind of failure it was, the same kind whatever layer found it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -19,8 +22,8 @@ pub enum Error {
     /// cannot go to, a capability the format does not have).
     #[error("{0}")]
     Invalid(String),
-    /// What was being done when `source` happened.
-    #[error("{context}")]
+    /// What was being done when `source` happened; the message says both.
+    #[error("{}", with_cause(context, source))]
     Context {
         /// What was being done.
         context: String,
@@ -42,13 +45,41 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is: that of the error at the bottom (through every context),
+    /// as the format crate that found it said.
+    ///
+    /// ```
+    /// use recfmt::core::{Error as CoreError, ErrorKind};
+    /// let e = recfmt::Error::from(CoreError::truncated("usvlog", 96, "a 24-byte record"))
+    ///     .context("converting run.bin into run.parquet");
+    /// assert_eq!(e.kind(), ErrorKind::Truncated);
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "converting run.bin into run.parquet: usvlog: at byte 96: file ends early, expected a 24-byte record"
+    /// );
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Core(e) => e.kind(),
+            Error::Export(e) => e.kind(),
+            Error::Io(_) => ErrorKind::Io,
+            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Context { source, .. } => source.kind(),
+        }
+    }
+
     /// As the shared model's error, for code that speaks only that (a reader's open function):
-    /// a format's error as it is, so its kind survives, anything else as its message.
+    /// the same message, causes and [`kind`](Error::kind).
     pub fn into_core(self) -> recfmt_core::Error {
         match self {
             Error::Core(e) => e,
-            Error::Export(recfmt_export::Error::Read(e)) => e,
-            other => recfmt_core::Error::invalid(chain_text(&other)),
+            Error::Export(e) => e.into(),
+            Error::Io(io) => recfmt_core::Error::Io(io),
+            Error::Invalid(what) => recfmt_core::Error::invalid(what),
+            Error::Context { context, source } => recfmt_core::Error::Context {
+                context,
+                source: Box::new(source.into_core()),
+            },
         }
     }
 
@@ -78,14 +109,23 @@ impl<T, E: Into<Error>> Context<T> for std::result::Result<T, E> {
     }
 }
 
-/// `e` and its causes joined by `: `, each cause left out when the text before already ends
-/// with it.
+/// `context: cause`, the cause after the first line when the context has a hint below it (as
+/// the shared model's context says it).
+fn with_cause(context: &str, cause: &Error) -> String {
+    match context.split_once('\n') {
+        Some((what, hint)) => format!("{what}: {cause}\n{hint}"),
+        None => format!("{context}: {cause}"),
+    }
+}
+
+/// `e` and its causes joined by `: `, each cause left out when the text before already says
+/// it (messages say their cause after what failed).
 pub(crate) fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {
         let t = c.to_string();
-        if !text.ends_with(&t) {
+        if !text.contains(&t) {
             text.push_str(": ");
             text.push_str(&t);
         }
