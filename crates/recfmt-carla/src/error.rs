@@ -205,3 +205,64 @@ impl From<Error> for recfmt_core::Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_truncation_stays_truncated_in_core_and_says_its_offset_once() {
+        let e = Error::Truncated {
+            what: "position packet",
+            offset: 21135,
+            needed: 40,
+            available: 12,
+        };
+        let core = recfmt_core::Error::from(e);
+        assert_eq!(core.kind(), ErrorKind::Truncated);
+        assert_eq!(
+            core.to_string(),
+            "carla: truncated position packet at byte 21135: needs 40 bytes, only 12 present"
+        );
+        assert!(std::error::Error::source(&core).is_some_and(|s| s.is::<Error>()));
+    }
+
+    #[test]
+    fn kinds_survive_the_conversion() {
+        let limit = Error::Limit {
+            what: "packet size",
+            value: 9,
+            limit: 4,
+            offset: 63,
+        };
+        assert_eq!(recfmt_core::Error::from(limit).kind(), ErrorKind::Limit);
+        let size = Error::Size {
+            packet: "position",
+            id: 8,
+            offset: 50,
+            expected: ExpectedSize::Exactly(34),
+            found: 3,
+        };
+        assert_eq!(recfmt_core::Error::from(size).kind(), ErrorKind::Malformed);
+        let version = Error::UnsupportedVersion { version: 7 };
+        assert_eq!(
+            recfmt_core::Error::from(version).kind(),
+            ErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn a_wrong_magic_says_what_was_found_in_plain_words() {
+        let e = crate::codec::parse_header(b"\x02\x00\x0e\x00CARLA_RECORDEX....")
+            .expect_err("not a recorder");
+        assert_eq!(
+            e.to_string(),
+            "at byte 2: not a CARLA recorder file: expected the magic string \"CARLA_RECORDER\", found \"CARLA_RECORDEX\""
+        );
+        let e = crate::codec::parse_header(b"\x02\x00\xfe\xf8rest").expect_err("not a recorder");
+        assert_eq!(
+            e.to_string(),
+            "at byte 2: not a CARLA recorder file: expected the magic string \"CARLA_RECORDER\", found a 63742-byte string"
+        );
+    }
+}

@@ -80,6 +80,11 @@ fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn Recor
     }
 }
 
+/// A CARLA error as a core error that keeps its text and kind (I/O errors stay I/O errors).
+fn keep(e: Error) -> recfmt_core::Error {
+    e.into()
+}
+
 /// Every complete packet, up to a torn one. A log that ends inside a frame (without its
 /// FrameEnd packet) is cut before that frame's end too, and the integrity says so.
 fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
@@ -233,22 +238,17 @@ fn from_table(
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let result = (|| -> recfmt_core::Result<TrackSummary> {
         let file = std::io::BufWriter::new(File::create(&temp)?);
-        let mut writer =
-            TrackLogWriter::new(file, &track_options).map_err(recfmt_core::Error::from)?;
+        let mut writer = TrackLogWriter::new(file, &track_options).map_err(keep)?;
         if csv {
-            for row in read_tracks_csv(input).map_err(recfmt_core::Error::from)? {
-                writer
-                    .push(row.map_err(recfmt_core::Error::from)?)
-                    .map_err(recfmt_core::Error::from)?;
+            for row in read_tracks_csv(input).map_err(keep)? {
+                writer.push(row.map_err(keep)?).map_err(keep)?;
             }
         } else {
             tables.for_each_row(input, &TRACK_COLUMNS, &mut |values| {
-                writer
-                    .push(track_row(values))
-                    .map_err(recfmt_core::Error::from)
+                writer.push(track_row(values)).map_err(keep)
             })?;
         }
-        let (file, summary) = writer.finish().map_err(recfmt_core::Error::from)?;
+        let (file, summary) = writer.finish().map_err(keep)?;
         file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&temp, output)?;
         Ok(summary)
@@ -359,14 +359,10 @@ fn query_info(
 ) -> recfmt_core::Result<()> {
     use crate::query;
     match form {
-        QueryForm::Json => json(
-            out,
-            &query::file_info_data(path).map_err(recfmt_core::Error::from)?,
-        ),
-        QueryForm::Text => text_done(
-            query::file_info(path, params.flag("all"), &mut out)
-                .map_err(recfmt_core::Error::from)?,
-        ),
+        QueryForm::Json => json(out, &query::file_info_data(path).map_err(keep)?),
+        QueryForm::Text => {
+            text_done(query::file_info(path, params.flag("all"), &mut out).map_err(keep)?)
+        }
     }
 }
 
@@ -388,11 +384,11 @@ fn query_collisions(
     match form {
         QueryForm::Json => json(
             out,
-            &query::collisions_data(path, type1, type2).map_err(recfmt_core::Error::from)?,
+            &query::collisions_data(path, type1, type2).map_err(keep)?,
         ),
-        QueryForm::Text => text_done(
-            query::collisions(path, type1, type2, &mut out).map_err(recfmt_core::Error::from)?,
-        ),
+        QueryForm::Text => {
+            text_done(query::collisions(path, type1, type2, &mut out).map_err(keep)?)
+        }
     }
 }
 
@@ -408,12 +404,10 @@ fn query_blocked(
     match form {
         QueryForm::Json => json(
             out,
-            &query::actors_blocked_data(path, min_time, min_distance)
-                .map_err(recfmt_core::Error::from)?,
+            &query::actors_blocked_data(path, min_time, min_distance).map_err(keep)?,
         ),
-        QueryForm::Text => text_done(
-            query::actors_blocked(path, min_time, min_distance, &mut out)
-                .map_err(recfmt_core::Error::from)?,
-        ),
+        QueryForm::Text => {
+            text_done(query::actors_blocked(path, min_time, min_distance, &mut out).map_err(keep)?)
+        }
     }
 }

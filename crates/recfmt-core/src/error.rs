@@ -333,3 +333,51 @@ impl<T, E: Into<Error>> ResultExt<T> for std::result::Result<T, E> {
         self.map_err(|e| e.into().in_file(path))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("torn record at byte 40")]
+    struct Torn;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("demo: torn record at byte 40")]
+    struct NamedTorn;
+
+    #[test]
+    fn a_format_error_keeps_its_kind_and_its_text_says_the_format_once() {
+        let e = Error::format("demo", ErrorKind::Truncated, Torn);
+        assert_eq!(e.kind(), ErrorKind::Truncated);
+        assert_eq!(e.to_string(), "demo: torn record at byte 40");
+        let e = Error::format("demo", ErrorKind::Truncated, NamedTorn);
+        assert_eq!(e.to_string(), "demo: torn record at byte 40");
+        let e = e.in_file("run.demo");
+        assert_eq!(e.kind(), ErrorKind::Truncated);
+        assert_eq!(e.to_string(), "run.demo: demo: torn record at byte 40");
+        // The file is said once, also when the inner message starts with it.
+        let named = Error::invalid("run.demo: no header").in_file("run.demo");
+        assert_eq!(named.to_string(), "run.demo: no header");
+    }
+
+    #[test]
+    fn a_context_says_its_cause_and_keeps_its_kind() {
+        let e = Error::context(
+            "reading index",
+            Error::format("demo", ErrorKind::Limit, Torn),
+        );
+        assert_eq!(e.to_string(), "reading index: demo: torn record at byte 40");
+        assert_eq!(e.kind(), ErrorKind::Limit);
+        let io = Error::context("reading index", std::io::Error::other("gone"));
+        assert_eq!(io.kind(), ErrorKind::Io);
+        assert_eq!(Error::other(Torn).kind(), ErrorKind::Invalid);
+        assert_eq!(Error::other(Torn).to_string(), "torn record at byte 40");
+        let t = Error::truncated("usvlog", 96, "a 24-byte record");
+        assert_eq!(t.kind(), ErrorKind::Truncated);
+        assert_eq!(
+            t.to_string(),
+            "usvlog: at byte 96: file ends early, expected a 24-byte record"
+        );
+    }
+}

@@ -170,12 +170,15 @@ impl IcarecDir {
         let (frames, tail) = (dynamic_len / stride, dynamic_len % stride);
         if tail != 0 {
             if options.read.strict {
-                return Err(Error::malformed(
-                    &dynamic_path,
-                    frames * stride,
-                    format!(
-                        "a complete frame of {stride} bytes, the file ends after {tail} (torn last frame)"
-                    ),
+                return Err(Error::Core(
+                    recfmt_core::Error::truncated(
+                        crate::FORMAT_ID,
+                        frames * stride,
+                        format!(
+                            "a complete frame of {stride} bytes, found {tail} (torn last frame)"
+                        ),
+                    )
+                    .in_file(&dynamic_path),
                 ));
             }
             integrity.truncate(frames * stride, tail);

@@ -133,3 +133,77 @@ pub(crate) fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use recfmt_core::{Error as CoreError, ErrorKind};
+
+    use super::*;
+
+    fn limit() -> CoreError {
+        CoreError::Limit {
+            what: "record length",
+            value: 9,
+            limit: 4,
+            offset: 12,
+        }
+    }
+
+    #[test]
+    fn kind_is_that_of_the_error_under_every_context() {
+        let e = Error::from(limit()).context("converting a into b");
+        assert_eq!(e.kind(), ErrorKind::Limit);
+        let e = Error::from(recfmt_export::Error::from(CoreError::malformed(
+            "usvlog", 3, "a record",
+        )))
+        .context("converting a into b")
+        .context("converting many");
+        assert_eq!(e.kind(), ErrorKind::Malformed);
+        let torn = CoreError::truncated("usvlog", 40, "a 24-byte record").in_file("run.bin");
+        assert_eq!(Error::from(torn).context("x").kind(), ErrorKind::Truncated);
+        assert_eq!(Error::Invalid("no".into()).kind(), ErrorKind::Invalid);
+        let io = std::io::Error::other("disk");
+        assert_eq!(Error::from(io).context("x").kind(), ErrorKind::Io);
+    }
+
+    #[test]
+    fn into_core_keeps_kind_and_message() {
+        // Before, any context turned Limit and Malformed alike into Invalid.
+        for (e, kind) in [
+            (Error::from(limit()), ErrorKind::Limit),
+            (
+                Error::from(CoreError::malformed("usvlog", 3, "a record")),
+                ErrorKind::Malformed,
+            ),
+            (
+                Error::from(recfmt_export::Error::from(limit())),
+                ErrorKind::Limit,
+            ),
+        ] {
+            let e = e.context("opening run.bin");
+            let text = e.to_string();
+            let core = e.into_core();
+            assert_eq!(core.kind(), kind, "{core}");
+            assert_eq!(core.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn a_context_says_what_failed_and_why_and_the_chain_says_it_once() {
+        let e = Error::from(CoreError::malformed("usvlog", 10, "endianness 1").in_file("r.bin"))
+            .context("converting r.bin into out");
+        assert_eq!(
+            e.to_string(),
+            "converting r.bin into out: r.bin: usvlog: at byte 10: expected endianness 1"
+        );
+        assert_eq!(chain_text(&e), e.to_string());
+        // A hint stays below the cause.
+        let e = Error::Invalid("too many streams".into())
+            .context("converting r.bin to usvlog\n  hint: keep one stream");
+        assert_eq!(
+            e.to_string(),
+            "converting r.bin to usvlog: too many streams\n  hint: keep one stream"
+        );
+        assert_eq!(chain_text(&e), e.to_string());
+    }
+}
