@@ -72,13 +72,18 @@ const DEFAULT_BATCH_ROWS: usize = 65_536;
 
 /// A recfmt error as the Python exception of its kind.
 fn to_py(error: recfmt_core::Error) -> PyErr {
-    let message = error.to_string();
-    match error.kind() {
+    exception_of(error.kind(), error.to_string())
+}
+
+/// The Python exception of an error kind.
+fn exception_of(kind: ErrorKind, message: String) -> PyErr {
+    match kind {
         ErrorKind::UnknownFormat => UnknownFormatError::new_err(message),
-        ErrorKind::Malformed => MalformedError::new_err(message),
+        // A truncated input is a malformed one to Python, as it always was.
+        ErrorKind::Malformed | ErrorKind::Truncated => MalformedError::new_err(message),
         ErrorKind::Unsupported => UnsupportedError::new_err(message),
         ErrorKind::Limit => LimitError::new_err(message),
-        ErrorKind::Io | ErrorKind::Invalid => RecfmtError::new_err(message),
+        _ => RecfmtError::new_err(message),
     }
 }
 
@@ -129,7 +134,7 @@ fn chain_message(error: &dyn std::error::Error) -> String {
     let mut cause = error.source();
     while let Some(e) = cause {
         let next = e.to_string();
-        if !text.ends_with(&next) {
+        if !text.contains(&next) {
             text.push_str(": ");
             text.push_str(&next);
         }
@@ -140,22 +145,7 @@ fn chain_message(error: &dyn std::error::Error) -> String {
 
 /// A front-door error as the Python exception of its kind, with the full message.
 fn facade_error(error: recfmt::Error) -> PyErr {
-    fn kind(error: &recfmt::Error) -> Option<ErrorKind> {
-        match error {
-            recfmt::Error::Core(e) => Some(e.kind()),
-            recfmt::Error::Export(recfmt_export::Error::Read(e)) => Some(e.kind()),
-            recfmt::Error::Context { source, .. } => kind(source),
-            _ => None,
-        }
-    }
-    let message = chain_message(&error);
-    match kind(&error) {
-        Some(ErrorKind::UnknownFormat) => UnknownFormatError::new_err(message),
-        Some(ErrorKind::Malformed) => MalformedError::new_err(message),
-        Some(ErrorKind::Unsupported) => UnsupportedError::new_err(message),
-        Some(ErrorKind::Limit) => LimitError::new_err(message),
-        _ => RecfmtError::new_err(message),
-    }
+    exception_of(error.kind(), chain_message(&error))
 }
 
 /// The front door's options for a recording opened as `source` says.

@@ -381,12 +381,10 @@ impl<R: Read> CarlaRecording<R> {
         };
         let end = self.reader.position();
         if self.strict {
-            return Err(recfmt_core::Error::malformed(
+            return Err(recfmt_core::Error::truncated(
                 FORMAT_ID,
                 end,
-                format!(
-                    "a FrameEnd packet ending frame {id} (FrameStart at byte {start}), found the end of the file"
-                ),
+                format!("a FrameEnd packet ending frame {id} (FrameStart at byte {start})"),
             ));
         }
         self.integrity.truncate(end, 0);

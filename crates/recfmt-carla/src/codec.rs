@@ -60,7 +60,7 @@ pub fn parse_header(input: &[u8]) -> Result<Option<(Header, usize)>> {
     if !Header::is_magic(magic) {
         return Err(Error::BadMagic {
             offset: 2,
-            found: String::from_utf8_lossy(magic).into_owned(),
+            found: format!("{:?}", String::from_utf8_lossy(magic)),
         });
     }
     let at = 4 + magic_len;

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use recfmt_core::ErrorKind;
+
 use crate::Flavour;
 
 /// The format id used in [`recfmt_core::Error`]s.
@@ -37,11 +39,14 @@ pub enum Error {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The info header does not carry the `CARLA_RECORDER` magic.
-    #[error("at byte {offset}: not a CARLA recorder file (magic {found:?})")]
+    #[error(
+        "at byte {offset}: not a CARLA recorder file: expected the magic string \"CARLA_RECORDER\", found {found}"
+    )]
     BadMagic {
         /// Offset of the magic string.
         offset: u64,
-        /// What was found instead (lossy text, or a description of a wrong length).
+        /// What was found instead, in words: the text quoted (`"CARLA_RECORDEX"`), or
+        /// `a 63650-byte string` when the length is wrong.
         found: String,
     },
     /// The header version is neither 1 nor 2 and no flavour was forced.
@@ -145,6 +150,22 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is; it stays with the error through [`recfmt_core::Error`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io(_) => ErrorKind::Io,
+            Error::BadMagic { .. } | Error::Size { .. } | Error::Malformed { .. } => {
+                ErrorKind::Malformed
+            }
+            Error::Truncated { .. } => ErrorKind::Truncated,
+            Error::Limit { .. } => ErrorKind::Limit,
+            Error::UnsupportedVersion { .. } => ErrorKind::Unsupported,
+            Error::NotInFlavour { .. } | Error::Tracks { .. } | Error::TooLarge { .. } => {
+                ErrorKind::Invalid
+            }
+        }
+    }
+
     /// True for [`Error::Truncated`]: the input ends early and nothing after it can be read.
     pub fn is_truncation(&self) -> bool {
         matches!(self, Error::Truncated { .. })
@@ -172,34 +193,76 @@ pub(crate) fn check_limit(what: &'static str, value: u64, limit: u64, offset: u6
 }
 
 impl From<Error> for recfmt_core::Error {
+    /// An I/O error stays one; every other error travels whole as the source of a
+    /// [`recfmt_core::Error::Format`] with its [`Error::kind`].
     fn from(e: Error) -> Self {
         match e {
             Error::Io(io) => recfmt_core::Error::Io(io),
-            Error::Limit {
-                what,
-                value,
-                limit,
-                offset,
-            } => recfmt_core::Error::Limit {
-                what,
-                value,
-                limit,
-                offset,
-            },
-            Error::UnsupportedVersion { version } => recfmt_core::Error::unsupported(
-                FORMAT_ID,
-                format!("recorder version {version} (known: 1, 2)"),
-            ),
-            e @ (Error::NotInFlavour { .. } | Error::TooLarge { .. } | Error::Tracks { .. }) => {
-                recfmt_core::Error::invalid(e.to_string())
-            }
-            e => {
-                let offset = e.offset().unwrap_or(0);
-                recfmt_core::Error::malformed(FORMAT_ID, offset, e.to_string())
-            }
+            e => recfmt_core::Error::format(FORMAT_ID, e.kind(), e),
         }
     }
 }
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_truncation_stays_truncated_in_core_and_says_its_offset_once() {
+        let e = Error::Truncated {
+            what: "position packet",
+            offset: 21135,
+            needed: 40,
+            available: 12,
+        };
+        let core = recfmt_core::Error::from(e);
+        assert_eq!(core.kind(), ErrorKind::Truncated);
+        assert_eq!(
+            core.to_string(),
+            "carla: truncated position packet at byte 21135: needs 40 bytes, only 12 present"
+        );
+        assert!(std::error::Error::source(&core).is_some_and(|s| s.is::<Error>()));
+    }
+
+    #[test]
+    fn kinds_survive_the_conversion() {
+        let limit = Error::Limit {
+            what: "packet size",
+            value: 9,
+            limit: 4,
+            offset: 63,
+        };
+        assert_eq!(recfmt_core::Error::from(limit).kind(), ErrorKind::Limit);
+        let size = Error::Size {
+            packet: "position",
+            id: 8,
+            offset: 50,
+            expected: ExpectedSize::Exactly(34),
+            found: 3,
+        };
+        assert_eq!(recfmt_core::Error::from(size).kind(), ErrorKind::Malformed);
+        let version = Error::UnsupportedVersion { version: 7 };
+        assert_eq!(
+            recfmt_core::Error::from(version).kind(),
+            ErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn a_wrong_magic_says_what_was_found_in_plain_words() {
+        let e = crate::codec::parse_header(b"\x02\x00\x0e\x00CARLA_RECORDEX....")
+            .expect_err("not a recorder");
+        assert_eq!(
+            e.to_string(),
+            "at byte 2: not a CARLA recorder file: expected the magic string \"CARLA_RECORDER\", found \"CARLA_RECORDEX\""
+        );
+        let e = crate::codec::parse_header(b"\x02\x00\xfe\xf8rest").expect_err("not a recorder");
+        assert_eq!(
+            e.to_string(),
+            "at byte 2: not a CARLA recorder file: expected the magic string \"CARLA_RECORDER\", found a 63742-byte string"
+        );
+    }
+}

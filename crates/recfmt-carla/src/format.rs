@@ -80,12 +80,9 @@ fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn Recor
     }
 }
 
-/// A CARLA error as a core error that keeps its text (I/O errors stay I/O errors).
+/// A CARLA error as a core error that keeps its text and kind (I/O errors stay I/O errors).
 fn keep(e: Error) -> recfmt_core::Error {
-    match e {
-        Error::Io(io) => recfmt_core::Error::Io(io),
-        e => recfmt_core::Error::other(e),
-    }
+    e.into()
 }
 
 /// Every complete packet, up to a torn one. A log that ends inside a frame (without its

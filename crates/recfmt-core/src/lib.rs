@@ -32,6 +32,7 @@
 pub mod atomic;
 mod batch;
 mod error;
+mod in_file;
 mod limits;
 mod memory;
 mod plugin;

@@ -242,7 +242,8 @@ impl Registry {
         self.detect(&head, extension).in_file(path)
     }
 
-    /// Opens a recording, detecting its format unless `forced` names one.
+    /// Opens a recording, detecting its format unless `forced` names one. Every error, of the
+    /// opening or of the reads after it, names the file.
     pub fn open_path(
         &self,
         path: &Path,
@@ -260,7 +261,8 @@ impl Registry {
             None => self.detect_path(path)?,
         };
         let resolved = self.resolve_options(format, options)?;
-        (format.open)(path, &resolved).in_file(path)
+        let reader = (format.open)(path, &resolved).in_file(path)?;
+        Ok(Box::new(crate::in_file::InFile::new(path, reader)))
     }
 
     /// `options` with the format options narrowed to those of `format` (unqualified, checked).

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use arrow_schema::ArrowError;
+use recfmt_core::ErrorKind;
 
 /// Everything that can go wrong while exporting a recording.
 ///
@@ -99,6 +100,23 @@ impl Error {
         Error::Arrow {
             path: path.map(Path::to_path_buf),
             source,
+        }
+    }
+
+    /// What kind of failure this is: a reader error's own kind, [`ErrorKind::Io`] for a
+    /// failed output file, [`ErrorKind::Invalid`] for a value or request that does not fit
+    /// (the kind the [`recfmt_core::Error`] converted from it has).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Read(e) => e.kind(),
+            Error::Io { .. } | Error::Arrow { path: Some(_), .. } => ErrorKind::Io,
+            #[cfg(feature = "parquet")]
+            Error::Parquet { .. } => ErrorKind::Io,
+            #[cfg(feature = "mcap")]
+            Error::Mcap { .. } => ErrorKind::Io,
+            Error::Arrow { path: None, .. } | Error::Value { .. } | Error::Invalid(_) => {
+                ErrorKind::Invalid
+            }
         }
     }
 }

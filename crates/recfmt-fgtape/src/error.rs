@@ -146,6 +146,21 @@ impl Error {
         }
     }
 
+    /// What kind of failure this is; it stays with the error through [`recfmt_core::Error`].
+    pub fn kind(&self) -> recfmt_core::ErrorKind {
+        use recfmt_core::ErrorKind;
+        match self {
+            Error::Io(_) => ErrorKind::Io,
+            Error::Gzip { .. } | Error::Malformed { .. } | Error::Xml { .. } => {
+                ErrorKind::Malformed
+            }
+            Error::Truncated { .. } => ErrorKind::Truncated,
+            Error::Limit { .. } => ErrorKind::Limit,
+            Error::Unsupported(_) => ErrorKind::Unsupported,
+            Error::Invalid(_) => ErrorKind::Invalid,
+        }
+    }
+
     /// True when the input simply ended too early (a torn tail), as opposed to being corrupt.
     pub fn is_truncation(&self) -> bool {
         matches!(self, Error::Truncated { .. })
@@ -172,63 +187,14 @@ impl Error {
 }
 
 impl From<Error> for recfmt_core::Error {
+    /// An I/O error stays one; every other error travels whole (its offset says whether it
+    /// counts decompressed bytes) as the source of a [`recfmt_core::Error::Format`] with its
+    /// [`Error::kind`].
     fn from(e: Error) -> Self {
         match e {
             Error::Io(io) => recfmt_core::Error::Io(io),
-            Error::Gzip {
-                offset,
-                compressed_offset,
-                source,
-            } => recfmt_core::Error::malformed(
-                FORMAT_ID,
-                offset.get(),
-                described(
-                    offset,
-                    format!(
-                        "valid gzip data ({source}; {compressed_offset} compressed bytes read)"
-                    )
-                    .into(),
-                ),
-            ),
-            Error::Malformed { offset, expected } => {
-                recfmt_core::Error::malformed(FORMAT_ID, offset.get(), described(offset, expected))
-            }
-            Error::Truncated { offset, expected } => recfmt_core::Error::malformed(
-                FORMAT_ID,
-                offset.get(),
-                format!("{} (file ends early)", described(offset, expected)),
-            ),
-            Error::Xml { offset, message } => recfmt_core::Error::malformed(
-                FORMAT_ID,
-                offset.get(),
-                format!(
-                    "{} (property list: {message})",
-                    described(offset, "valid XML".into())
-                ),
-            ),
-            Error::Limit {
-                what,
-                value,
-                limit,
-                offset,
-            } => recfmt_core::Error::Limit {
-                what,
-                value,
-                limit,
-                offset: offset.get(),
-            },
-            Error::Unsupported(what) => recfmt_core::Error::unsupported(FORMAT_ID, what),
-            Error::Invalid(what) => recfmt_core::Error::Invalid(what),
+            e => recfmt_core::Error::format(FORMAT_ID, e.kind(), e),
         }
-    }
-}
-
-/// Notes in the message that an offset counts decompressed bytes, since the core error has a
-/// bare number.
-fn described(offset: Offset, expected: Cow<'static, str>) -> Cow<'static, str> {
-    match offset {
-        Offset::File(_) => expected,
-        Offset::Decompressed(_) => format!("{expected} [offset in the decompressed stream]").into(),
     }
 }
 
@@ -237,7 +203,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn converts_to_core_errors_with_offsets() {
+    fn converts_to_core_errors_keeping_kind_and_text() {
         let e = Error::malformed(Offset::Decompressed(42), "a RawData container");
         assert_eq!(
             e.to_string(),
@@ -245,7 +211,13 @@ mod tests {
         );
         let core: recfmt_core::Error = e.into();
         assert_eq!(core.kind(), recfmt_core::ErrorKind::Malformed);
-        assert!(core.to_string().contains("at byte 42"), "{core}");
+        // The core error's message is the crate's, the format id said once.
+        assert_eq!(
+            core.to_string(),
+            "fgtape: at decompressed byte 42: expected a RawData container"
+        );
+        let torn: recfmt_core::Error = Error::truncated(Offset::File(9), "a frame").into();
+        assert_eq!(torn.kind(), recfmt_core::ErrorKind::Truncated);
         let limit: recfmt_core::Error = Error::Limit {
             what: "container size",
             value: 10,

@@ -58,9 +58,11 @@ fn assert_located(e: &Error, len: usize, context: &str) {
         _ => return,
     }
     .into();
-    assert!(
-        core.to_string()
-            .contains(&format!("at byte {}", offset.get())),
+    // ... said as the crate says it (`at decompressed byte N` for a Normal tape), once.
+    let core_text = core.to_string();
+    assert_eq!(
+        core_text.matches(&format!("at {offset}")).count(),
+        1,
         "{core}"
     );
 }

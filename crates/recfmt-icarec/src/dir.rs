@@ -170,13 +170,13 @@ impl IcarecDir {
         let (frames, tail) = (dynamic_len / stride, dynamic_len % stride);
         if tail != 0 {
             if options.read.strict {
-                return Err(Error::malformed(
-                    &dynamic_path,
-                    frames * stride,
-                    format!(
+                return Err(Error::Truncated {
+                    path: dynamic_path,
+                    offset: frames * stride,
+                    expected: format!(
                         "a complete frame of {stride} bytes, the file ends after {tail} (torn last frame)"
                     ),
-                ));
+                });
             }
             integrity.truncate(frames * stride, tail);
         }

@@ -20,6 +20,16 @@ pub enum Error {
         /// What the reader expected to find there.
         expected: String,
     },
+    /// A file ends inside an item (strict reading; lenient readers report it instead).
+    #[error("{}: at byte {offset}: expected {expected}", path.display())]
+    Truncated {
+        /// The file (inside the recording directory).
+        path: PathBuf,
+        /// Byte offset where the incomplete item starts.
+        offset: u64,
+        /// What the reader expected to find there.
+        expected: String,
+    },
     /// The schema checksum does not match the schema (an error only when verifying).
     #[error(
         "{}: at byte {offset}: expected checksum {computed} (SHA-256 of the canonical schema), found {found}",
@@ -126,6 +136,15 @@ impl Error {
                 offset,
                 expected,
             },
+            Error::Truncated {
+                path,
+                offset,
+                expected,
+            } => Error::Truncated {
+                path: rebase(path),
+                offset,
+                expected,
+            },
             Error::Checksum {
                 path,
                 offset,
@@ -171,6 +190,11 @@ impl From<Error> for recfmt_core::Error {
                 offset,
                 expected,
             } => E::malformed(id, offset, expected).in_file(path),
+            Error::Truncated {
+                path,
+                offset,
+                expected,
+            } => E::truncated(id, offset, expected).in_file(path),
             Error::Checksum {
                 path,
                 offset,

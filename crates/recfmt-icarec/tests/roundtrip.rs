@@ -127,7 +127,10 @@ fn torn_recordings_keep_every_complete_frame_and_copy_byte_identically() {
             },
             ..OpenOptions::default()
         };
-        let err = IcarecDir::open(&src, &strict).unwrap_err().to_string();
+        let err = IcarecDir::open(&src, &strict).unwrap_err();
+        let core = recfmt_core::Error::from(IcarecDir::open(&src, &strict).unwrap_err());
+        assert_eq!(core.kind(), recfmt_core::ErrorKind::Truncated, "{core}");
+        let err = err.to_string();
         assert!(
             err.contains("dynamic_signals.bin: at byte ")
                 && err.contains(&format!("the file ends after {cut}")),

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use recfmt_core::ErrorKind;
+
 /// What went wrong reading or writing a NanoVer recording.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -71,35 +73,31 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
-impl From<Error> for recfmt_core::Error {
-    fn from(e: Error) -> Self {
-        use recfmt_core::Error as E;
-        match e {
-            Error::Io(io) => E::Io(io),
-            Error::Core(core) => core,
-            Error::BadMagic { .. } | Error::ShortHeader { .. } => {
-                E::malformed(crate::FORMAT_ID, 0, expectation(&e))
+impl Error {
+    /// What kind of failure this is; it stays with the error through [`recfmt_core::Error`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io(_) => ErrorKind::Io,
+            Error::Core(e) => e.kind(),
+            Error::BadMagic { .. } | Error::Decode { .. } | Error::TimestampOrder { .. } => {
+                ErrorKind::Malformed
             }
-            Error::UnsupportedVersion { found } => E::unsupported(
-                crate::FORMAT_ID,
-                format!("format version {found} (only 1 and 2 exist)"),
-            ),
-            Error::Truncated { offset, .. }
-            | Error::Decode { offset, .. }
-            | Error::TimestampOrder { offset, .. } => {
-                E::malformed(crate::FORMAT_ID, offset, expectation(&e))
-            }
-            Error::Unwritable { .. } => E::invalid(e.to_string()),
+            Error::ShortHeader { .. } | Error::Truncated { .. } => ErrorKind::Truncated,
+            Error::UnsupportedVersion { .. } => ErrorKind::Unsupported,
+            Error::Unwritable { .. } => ErrorKind::Invalid,
         }
     }
 }
 
-/// The part of the message after "at byte N: expected ".
-fn expectation(e: &Error) -> String {
-    let text = e.to_string();
-    match text.find("expected ") {
-        Some(i) => text[i + "expected ".len()..].to_string(),
-        None => text,
+impl From<Error> for recfmt_core::Error {
+    /// I/O and shared-model errors stay as they are; every other error travels whole as the
+    /// source of a [`recfmt_core::Error::Format`] with its [`Error::kind`].
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Io(io) => recfmt_core::Error::Io(io),
+            Error::Core(core) => core,
+            e => recfmt_core::Error::format(crate::FORMAT_ID, e.kind(), e),
+        }
     }
 }
 

@@ -788,11 +788,15 @@ impl<R: Read + std::io::Seek> NanoverRecording<R> {
         }
         if options.strict && events.integrity().lost_data() {
             let integrity = events.integrity();
-            return Err(crate::Error::Core(recfmt_core::Error::malformed(
-                crate::FORMAT_ID,
-                integrity.truncated_at.unwrap_or(0),
-                format!("an intact .nanover.zip ({})", integrity.warnings.join("; ")),
-            )));
+            let at = integrity.truncated_at.unwrap_or(0);
+            let expected = format!("an intact .nanover.zip ({})", integrity.warnings.join("; "));
+            return Err(crate::Error::Core(
+                if integrity.status == recfmt_core::IntegrityStatus::Truncated {
+                    recfmt_core::Error::truncated(crate::FORMAT_ID, at, expected)
+                } else {
+                    recfmt_core::Error::malformed(crate::FORMAT_ID, at, expected)
+                },
+            ));
         }
         events.rewind();
         let has_traj = scan.frames > 0 || !has_state;

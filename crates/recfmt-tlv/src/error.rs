@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use recfmt_core::ErrorKind;
+
 /// What went wrong reading or writing a USVLOG session.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -70,34 +72,30 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
-impl From<Error> for recfmt_core::Error {
-    fn from(e: Error) -> Self {
-        use recfmt_core::Error as E;
-        match e {
-            Error::Io(io) => E::Io(io),
-            Error::Core(core) => core,
-            Error::BadMagic { .. } | Error::BadEndianness { .. } | Error::ShortHeader { .. } => {
-                let offset = match &e {
-                    Error::BadEndianness { .. } => 10,
-                    _ => 0,
-                };
-                E::malformed(crate::FORMAT_ID, offset, expectation(&e))
+impl Error {
+    /// What kind of failure this is; it stays with the error through [`recfmt_core::Error`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io(_) => ErrorKind::Io,
+            Error::Core(e) => e.kind(),
+            Error::BadMagic { .. } | Error::BadEndianness { .. } | Error::PayloadLength { .. } => {
+                ErrorKind::Malformed
             }
-            Error::PayloadLength { offset, .. } | Error::Truncated { offset, .. } => {
-                E::malformed(crate::FORMAT_ID, offset, expectation(&e))
-            }
-            Error::Unwritable { .. } => E::invalid(e.to_string()),
-            Error::Layout(_) | Error::Meta(_) => E::invalid(e.to_string()),
+            Error::ShortHeader { .. } | Error::Truncated { .. } => ErrorKind::Truncated,
+            Error::Layout(_) | Error::Meta(_) | Error::Unwritable { .. } => ErrorKind::Invalid,
         }
     }
 }
 
-/// The part of the message after "at byte N: expected ".
-fn expectation(e: &Error) -> String {
-    let text = e.to_string();
-    match text.find("expected ") {
-        Some(i) => text[i + "expected ".len()..].to_string(),
-        None => text,
+impl From<Error> for recfmt_core::Error {
+    /// I/O and shared-model errors stay as they are; every other error travels whole as the
+    /// source of a [`recfmt_core::Error::Format`] with its [`Error::kind`].
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Io(io) => recfmt_core::Error::Io(io),
+            Error::Core(core) => core,
+            e => recfmt_core::Error::format(crate::FORMAT_ID, e.kind(), e),
+        }
     }
 }
 

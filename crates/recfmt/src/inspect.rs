@@ -3,11 +3,10 @@
 
 use std::path::Path;
 
-use recfmt_core::{BatchSet, RecordingReader, Registry, Shape};
+use recfmt_core::{BatchSet, RecordingReader, Registry, ResultExt, Shape};
 use recfmt_export::StreamBatchReader;
 use serde::Serialize;
 
-use crate::error::Context;
 use crate::{IntegrityReport, OpenOptions, Outcome, Result};
 
 /// Per-stream figures of one pass over a recording.
@@ -254,7 +253,7 @@ impl std::fmt::Display for InfoReport {
 /// Reads the recording at `path` once and summarises it.
 pub fn info(registry: &Registry, path: &Path, options: &OpenOptions) -> Result<InfoReport> {
     let mut reader = crate::open_with(registry, path, options)?.into_reader();
-    let stats = scan(reader.as_mut()).context_with(|| format!("reading {}", path.display()))?;
+    let stats = scan(reader.as_mut()).in_file(path)?;
     Ok(info_report(path, reader.as_ref(), &stats))
 }
 

@@ -3,10 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use recfmt_core::Registry;
+use recfmt_core::{Registry, ResultExt};
 use serde::Serialize;
 
-use crate::error::Context;
 use crate::inspect::scan;
 use crate::{Error, IntegrityReport, OpenOptions, Outcome, Result};
 
@@ -136,7 +135,7 @@ pub fn validate(
             let against = options.against.as_deref();
             scope.spawn(move || check(path, against, &read))
         });
-        let stats = scan(reader.as_mut()).context_with(|| format!("reading {}", path.display()));
+        let stats = scan(reader.as_mut()).in_file(path);
         let findings = findings.map(|handle| {
             handle.join().unwrap_or_else(|_| {
                 Err(recfmt_core::Error::invalid(format!(

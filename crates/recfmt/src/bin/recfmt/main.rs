@@ -66,11 +66,13 @@ fn main() -> ExitCode {
             let mut shown = e.to_string();
             for cause in e.chain().skip(1) {
                 let text = cause.to_string();
-                // A file-scoped error already shows its cause after the file name.
-                if !shown.ends_with(&text) {
+                // Messages say their cause after what failed (`converting a into b: a: …`):
+                // a cause already in the text shown is not printed again.
+                if !shown.contains(&text) {
                     eprintln!("  caused by: {text}");
+                    shown.push('\n');
+                    shown.push_str(&text);
                 }
-                shown = text;
             }
             ExitCode::from(code)
         }
