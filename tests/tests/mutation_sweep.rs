@@ -1052,7 +1052,7 @@ fn run_mutant(
         Box::new(|| read(path, &OpenOptions::default(), false)),
     )];
     let round2 = Command::for_format(input.format);
-    let image = if index % 2 == 0 {
+    let image = if index.is_multiple_of(2) {
         ImageKind::Svg
     } else {
         ImageKind::Png
