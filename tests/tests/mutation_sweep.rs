@@ -13,7 +13,11 @@
 //! or set to extremes, chunks deleted, duplicated, inserted or overwritten from elsewhere, and
 //! truncations; one to three per mutant. Each mutant is read leniently; every fourth also with
 //! `--strict` or `--resync`, every eighth validated, every sixteenth converted (Parquet or
-//! NDJSON) into a temporary folder.
+//! NDJSON, or a FlightGear tape or CARLA log copied faithfully into its own format) into a
+//! temporary folder, and every thirty-second run through one of the commands added in round 2
+//! (issue 26), in turn: `plot` (overview; every signal; `--track`
+//! for FlightGear tapes), `carla map` (CARLA logs), `--to mcap` and `--partition` (see
+//! [`commands`]).
 //!
 //! **Cuts** of each input's main file at every byte (inputs of at most their share of
 //! `RECFMT_SWEEP_CUTS`, a budget per format, bytes;
@@ -48,7 +52,9 @@
 //! `RECFMT_SWEEP_CUTS` most cuts per format (split over its inputs, at least 64 each), `RECFMT_SWEEP_FULL=1` every sample (default: the
 //! smallest sample of each kind), `RECFMT_SWEEP_FORMATS=usvlog,carla` a subset,
 //! `RECFMT_SWEEP_JOBS` processes (default: the cores available; formats are dealt out among
-//! them), and `RECFMT_SWEEP_ONLY=<input>#<index>` one mutant (as a failure prints it).
+//! them), `RECFMT_SWEEP_ONLY=<input>#<index>` one mutant (as a failure prints it), and
+//! `RECFMT_SWEEP_COMMANDS=round2` the round-2 commands alone: each mutant read and run
+//! through every round-2 command that applies, no cuts.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -59,7 +65,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use peak_alloc::PeakAlloc;
 use recfmt::core::{FrameBuf, Value};
+use recfmt::plot::ImageKind;
 use recfmt::{OpenOptions, Outcome};
+
+#[path = "mutation_sweep/commands.rs"]
+mod commands;
+
+use commands::Command;
 
 #[global_allocator]
 static ALLOCATED: PeakAlloc = PeakAlloc;
@@ -725,18 +737,6 @@ fn validate(path: &Path, options: &OpenOptions) -> (u8, Option<()>) {
     (Outcome::exit_code_of(&result), None)
 }
 
-fn convert(path: &Path, out: &Path, target: &str) -> (u8, Option<()>) {
-    let options = recfmt::convert::ConvertOptions {
-        target: target.into(),
-        ..Default::default()
-    };
-    let result = recfmt::convert::convert(recfmt::default_registry(), path, out, &options, None)
-        .map(|report| report.outcome);
-    let _ = std::fs::remove_dir_all(out);
-    let _ = std::fs::remove_file(out);
-    (Outcome::exit_code_of(&result), None)
-}
-
 /// Value equality where NaN equals NaN (mutated floats and real data can hold NaN) and empty
 /// arrays are equal whatever their element type (formats that type columns from the data
 /// type an empty array by what later rows hold).
@@ -889,11 +889,14 @@ fn lay_out(input: &Input, work: &Path) -> Result<PathBuf> {
     Ok(work.join(&input.open))
 }
 
+#[derive(Default)]
 struct Counts {
     mutants: usize,
     runs: usize,
     cuts: usize,
     codes: BTreeMap<u8, usize>,
+    /// Runs of each round-2 command.
+    commands: BTreeMap<&'static str, usize>,
 }
 
 /// Cuts of the input's main file: rows are a prefix of the complete read's, never fewer for a
@@ -1051,6 +1054,35 @@ fn run_mutant(
         "read",
         Box::new(|| read(path, &OpenOptions::default(), false)),
     )];
+    let round2 = Command::for_format(input.format);
+    let image = if index.is_multiple_of(2) {
+        ImageKind::Svg
+    } else {
+        ImageKind::Png
+    };
+    let round2_out = work.join(format!("out-{index}-round2"));
+    let round2_op = |command: Command| -> (&'static str, Op) {
+        let out = round2_out.clone();
+        (
+            command.name(),
+            Box::new(move || (command.run(path, &out, image), None)),
+        )
+    };
+    if round2_only() {
+        // Only the round-2 commands, every one on every mutant.
+        ops.extend(round2.iter().map(|&c| round2_op(c)));
+        return run_ops(
+            &label,
+            size,
+            ops,
+            failures,
+            counts,
+            (&target_path, original),
+        );
+    }
+    if index % 32 == 9 {
+        ops.push(round2_op(round2[(index / 32) % round2.len()]));
+    }
     match index % 4 {
         1 => ops.push((
             "strict read",
@@ -1091,25 +1123,66 @@ fn run_mutant(
     }
     let out = work.join(format!("out-{index}"));
     if index % 16 == 5 {
-        let target = if index % 32 == 5 { "parquet" } else { "ndjson" };
+        let target = match (index % 64, input.format) {
+            // A faithful copy, for the formats that have one.
+            (21, "fgtape" | "carla") => input.format,
+            (5 | 37, _) => "parquet",
+            _ => "ndjson",
+        };
         ops.push((
             target,
             Box::new(move || {
-                let (code, _) = convert(path, &out, target);
-                (code, None)
+                let options = recfmt::convert::ConvertOptions {
+                    target: target.into(),
+                    ..Default::default()
+                };
+                (commands::convert(path, &out, &options), None)
             }),
         ));
     }
+    run_ops(
+        &label,
+        size,
+        ops,
+        failures,
+        counts,
+        (&target_path, original),
+    )
+}
+
+/// Runs a mutant's operations, counts them, and puts the mutated file back as it was.
+fn run_ops(
+    label: &str,
+    size: u64,
+    ops: Vec<(&'static str, Op)>,
+    failures: &mut Failures,
+    counts: &mut Counts,
+    (target_path, original): (&Path, &[u8]),
+) -> Result<()> {
+    let round2: Vec<&str> = Command::for_format("carla")
+        .into_iter()
+        .chain(Command::for_format("fgtape"))
+        .map(Command::name)
+        .collect();
     for (name, op) in ops {
         let label = format!("{label} {name}");
         if let Some(ran) = guarded(&label, size, failures, op) {
             *counts.codes.entry(ran.code).or_default() += 1;
         }
         counts.runs += 1;
+        if round2.contains(&name) {
+            *counts.commands.entry(name).or_default() += 1;
+        }
     }
     counts.mutants += 1;
-    std::fs::write(&target_path, original)?;
+    std::fs::write(target_path, original)?;
     Ok(())
+}
+
+/// `RECFMT_SWEEP_COMMANDS=round2`: each mutant is read and run through every round-2 command
+/// that applies, and nothing else.
+fn round2_only() -> bool {
+    std::env::var("RECFMT_SWEEP_COMMANDS").is_ok_and(|v| v == "round2")
 }
 
 /// Set in the sweep's own child processes (see [`in_processes`]).
@@ -1216,12 +1289,7 @@ fn main() -> Result<()> {
             .with_context(|| format!("no input {name}"))?;
         let work = scratch.path().join("work");
         let path = lay_out(input, &work)?;
-        let mut counts = Counts {
-            mutants: 0,
-            runs: 0,
-            cuts: 0,
-            codes: BTreeMap::new(),
-        };
+        let mut counts = Counts::default();
         run_mutant(input, index, &work, &path, &mut failures, &mut counts)?;
         eprintln!("replayed {only}: exit codes {:?}", counts.codes);
         anyhow::ensure!(failures.0.is_empty(), "{} failures", failures.0.len());
@@ -1232,17 +1300,14 @@ fn main() -> Result<()> {
         let format_started = Instant::now();
         let inputs: Vec<&Input> = all.iter().filter(|i| i.format == format).collect();
         *LARGEST_PEAK.lock().unwrap_or_else(|e| e.into_inner()) = (0, 0);
-        let counts = per_format.entry(format).or_insert(Counts {
-            mutants: 0,
-            runs: 0,
-            cuts: 0,
-            codes: BTreeMap::new(),
-        });
+        let counts = per_format.entry(format).or_default();
         for (k, input) in inputs.iter().enumerate() {
             let work = scratch.path().join("work");
             // The cut budget is the format's, split over its inputs.
             let budget = (max_cuts / inputs.len()).max(64);
-            sweep_cuts(input, &work, budget, &mut failures, counts)?;
+            if !round2_only() {
+                sweep_cuts(input, &work, budget, &mut failures, counts)?;
+            }
             let path = lay_out(input, &work)?;
             // Mutants split evenly over the format's inputs.
             let share = mutants / inputs.len() + usize::from(k < mutants % inputs.len());
@@ -1253,12 +1318,13 @@ fn main() -> Result<()> {
         let (peak, of) = *LARGEST_PEAK.lock().unwrap_or_else(|e| e.into_inner());
         eprintln!(
             "{format}: {} inputs, {} mutants ({} runs), {} cuts, exit codes {:?}, \
-             largest peak {:.1} MiB (input {:.2} MiB), {:.1?}",
+             round-2 runs {:?}, largest peak {:.1} MiB (input {:.2} MiB), {:.1?}",
             inputs.len(),
             counts.mutants,
             counts.runs,
             counts.cuts,
             counts.codes,
+            counts.commands,
             peak as f64 / 1048576.0,
             of as f64 / 1048576.0,
             format_started.elapsed()

@@ -91,6 +91,16 @@ pub fn score(head: &[u8]) -> Score {
     Score::No
 }
 
+/// True when the file starts with the bare magic: a Continuous or Recovery tape (a Normal
+/// tape starts with gzip or the endian marker).
+pub(crate) fn starts_with_magic(path: &Path) -> std::io::Result<bool> {
+    let mut head = Vec::with_capacity(MAGIC.len());
+    File::open(path)?
+        .take(MAGIC.len() as u64)
+        .read_to_end(&mut head)?;
+    Ok(head[..] == MAGIC[..])
+}
+
 fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn RecordingReader>> {
     Ok(Box::new(FgTape::open(path, options)?))
 }
@@ -199,12 +209,8 @@ impl FgTape {
     /// Opens a tape, detecting Normal versus Continuous/Recovery from the first bytes.
     pub fn open(path: impl AsRef<Path>, options: &ReadOptions) -> crate::Result<Self> {
         let path = path.as_ref();
-        let mut file = File::open(path)?;
-        let size = file.metadata()?.len();
-        let mut head = [0u8; 32];
-        let n = file.read(&mut head)?;
-        drop(file);
-        if n == 32 && &head == MAGIC {
+        let size = std::fs::metadata(path)?.len();
+        if starts_with_magic(path)? {
             match Self::open_continuous(path, options, size) {
                 Err(e) if e.is_truncation() && !options.strict => {
                     // Continuous tapes are not compressed: the offset is in the file.

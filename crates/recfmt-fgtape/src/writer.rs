@@ -36,7 +36,8 @@ use crate::signals::{Interpolation, SignalType, SignalValue, normalise};
 ///
 /// The Meta tree gets the header's `meta/...` metadata (as text), `tape-duration` 0 and
 /// `continuous-compression`. Frames are uncompressed unless [`FgTapeWriter::compressed`] is
-/// set. The file appears under its name only when [`RecordingWriter::finish`] succeeds.
+/// set. [`FgTapeWriter::recovery`] writes a Recovery tape instead. The file appears under its
+/// name only when [`RecordingWriter::finish`] succeeds.
 ///
 /// ```
 /// use recfmt_core::{DType, FrameBuf, Header, RecordingReader, RecordingWriter, Schema, SignalDesc, StreamDesc, TimeBase, Value};
@@ -67,6 +68,7 @@ use crate::signals::{Interpolation, SignalType, SignalValue, normalise};
 pub struct FgTapeWriter {
     path: PathBuf,
     compression: bool,
+    recovery: bool,
     open: Option<Open>,
 }
 
@@ -108,6 +110,10 @@ struct Open {
     /// The frame being gathered: its time, whether it has a signals row, packets, records.
     pending: Option<Pending>,
     rows: u64,
+    /// A Recovery tape: only the last frame is written, at the end.
+    recovery: bool,
+    /// The time of the last frame gathered (Recovery tapes).
+    latest: Option<f64>,
 }
 
 #[derive(Debug, Default)]
@@ -125,6 +131,7 @@ impl FgTapeWriter {
         FgTapeWriter {
             path: path.as_ref().to_path_buf(),
             compression: false,
+            recovery: false,
             open: None,
         }
     }
@@ -136,7 +143,17 @@ impl FgTapeWriter {
         self
     }
 
-    fn plan(schema: &Schema) -> recfmt_core::Result<(Plan, Vec<PlannedSignal>)> {
+    /// Writes a Recovery tape (spec §6), the file FlightGear rewrites every few seconds to
+    /// resume a flight from: only a `signals` item, no `continuous-compression` key, and one
+    /// uncompressed frame holding the recording's last time and every signal's last value.
+    /// The recording may hold only the signals stream; [`FgTapeWriter::compressed`] has no
+    /// effect.
+    pub fn recovery(mut self, recovery: bool) -> Self {
+        self.recovery = recovery;
+        self
+    }
+
+    fn plan(&self, schema: &Schema) -> recfmt_core::Result<(Plan, Vec<PlannedSignal>)> {
         let mut misfits = Vec::new();
         let by_name = |name: &str| schema.stream_index(name);
         let multiplayer_stream = by_name("multiplayer");
@@ -243,6 +260,21 @@ impl FgTapeWriter {
             let removed = schema.streams[s].signal_index("removed");
             Some((s, path?, value?, removed))
         });
+        if self.recovery {
+            for (present, name) in [
+                (multiplayer_stream, "multiplayer"),
+                (extra_stream, "extra_properties"),
+            ] {
+                if present.is_some() {
+                    misfits.push(format!(
+                        "stream {name:?} (a Recovery tape holds only signals)"
+                    ));
+                }
+            }
+            if signals_stream.is_none() {
+                misfits.push("no signals stream (a Recovery tape holds signals)".into());
+            }
+        }
         if signals_stream.is_none() && multiplayer_stream.is_none() && extra_stream.is_none() {
             misfits.push("no stream to write (a Continuous tape needs signals, multiplayer or extra_properties)".into());
         }
@@ -301,10 +333,14 @@ impl FgTapeWriter {
                 t.root.set(key, PropValue::string(value.clone()));
             }
         }
-        t.root.set(
-            "meta/continuous-compression",
-            PropValue::int(i32::from(self.compression)),
-        );
+        // FlightGear writes no compression key into Recovery tapes: their frame is never
+        // compressed.
+        if !self.recovery {
+            t.root.set(
+                "meta/continuous-compression",
+                PropValue::int(i32::from(self.compression)),
+            );
+        }
         t.root.set("meta/tape-duration", PropValue::double(0.0));
         t.root
             .set("meta/tape-duration-str", PropValue::string("0:00"));
@@ -426,10 +462,37 @@ fn invalid(message: String) -> recfmt_core::Error {
 }
 
 impl Open {
+    /// Writes the pending frame; for a Recovery tape only notes its time (the one frame is
+    /// written by [`Open::finish`]).
     fn flush(&mut self) -> recfmt_core::Result<()> {
         let Some(p) = self.pending.take() else {
             return Ok(());
         };
+        if self.recovery {
+            self.latest = Some(p.time);
+            return Ok(());
+        }
+        self.write(p)
+    }
+
+    /// The last frame gathered, then the file (not yet under its name).
+    fn finish(mut self) -> recfmt_core::Result<AtomicFile> {
+        self.flush()?;
+        if self.recovery {
+            let time = self.latest.ok_or_else(|| {
+                invalid("a Recovery tape holds one frame, and the recording has no row".into())
+            })?;
+            self.write(Pending {
+                time,
+                has_signals: true,
+                ..Pending::default()
+            })?;
+        }
+        Ok(self.writer.finish()?)
+    }
+
+    /// Writes a frame: the signals as held now, and the pending packets and records.
+    fn write(&mut self, p: Pending) -> recfmt_core::Result<()> {
         let mut items = vec![Vec::new(); self.header.data.len()];
         if let (Some(i), Some(layout)) = (self.plan.items[0], &self.header.signals) {
             let mut block = layout.encode(&self.held)?;
@@ -501,7 +564,7 @@ impl RecordingWriter for FgTapeWriter {
         if self.open.is_some() {
             return Err(invalid("the header was already written".into()));
         }
-        let (plan, signals) = Self::plan(schema)?;
+        let (plan, signals) = self.plan(schema)?;
         let tree = self.header_tree(header, &plan, &signals);
         let continuous_header = ContinuousHeader::new(tree)?;
         // The layout FlightGear will derive must be the planned one, signal for signal.
@@ -546,6 +609,8 @@ impl RecordingWriter for FgTapeWriter {
             held,
             pending: None,
             rows: 0,
+            recovery: self.recovery,
+            latest: None,
         });
         Ok(())
     }
@@ -633,12 +698,10 @@ impl RecordingWriter for FgTapeWriter {
     }
 
     fn finish(&mut self) -> recfmt_core::Result<()> {
-        let Some(mut open) = self.open.take() else {
+        let Some(open) = self.open.take() else {
             return Ok(());
         };
-        open.flush()?;
-        let file = open.writer.finish()?;
-        file.commit()?;
+        open.finish()?.commit()?;
         Ok(())
     }
 }
