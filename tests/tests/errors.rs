@@ -64,7 +64,9 @@ fn stderr(out: &std::process::Output) -> String {
 fn a_torn_carla_log_is_truncated_through_open_and_the_read_error_names_the_file() {
     let work = tempfile::tempdir().unwrap();
     let torn = torn_log(work.path());
-    let mut reader = recfmt::open(recfmt::default_registry(), &torn, &strict()).unwrap();
+    let mut reader = recfmt::open_with(recfmt::default_registry(), &torn, &strict())
+        .unwrap()
+        .into_reader();
     let mut frame = FrameBuf::default();
     let e = loop {
         match reader.read_frame(&mut frame) {
@@ -161,7 +163,7 @@ fn a_wrong_magic_is_malformed_and_says_what_was_found() {
         format: Some("carla".into()),
         ..OpenOptions::default()
     };
-    let e = match recfmt::open(recfmt::default_registry(), &bad, &options) {
+    let e = match recfmt::open_with(recfmt::default_registry(), &bad, &options) {
         Ok(_) => panic!("a wrong magic must fail"),
         Err(e) => e,
     };

@@ -17,7 +17,9 @@ pub fn bench_custom(args: &[String]) -> Result<()> {
     let mut runs: usize = 7;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
-        let value = rest.next().with_context(|| format!("{arg} needs a value"))?;
+        let value = rest
+            .next()
+            .with_context(|| format!("{arg} needs a value"))?;
         match arg.as_str() {
             "--rows" => rows = value.parse().context("--rows takes a whole number")?,
             "--runs" => runs = value.parse().context("--runs takes a whole number")?,

@@ -40,9 +40,7 @@ impl RecordingReader for InFile {
             .map_err(|e| e.in_file(&self.path))
     }
     fn read_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
-        self.inner
-            .read_row(row)
-            .map_err(|e| e.in_file(&self.path))
+        self.inner.read_row(row).map_err(|e| e.in_file(&self.path))
     }
     fn integrity(&self) -> &Integrity {
         self.inner.integrity()

@@ -83,7 +83,10 @@ fn main() -> Result<()> {
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["generate", rows, dir] => generate(rows.parse()?, Path::new(dir)),
         ["convert", input, out] => {
-            println!("{:.4}", convert_one(Path::new(input), Path::new(out), None)?);
+            println!(
+                "{:.4}",
+                convert_one(Path::new(input), Path::new(out), None)?
+            );
             Ok(())
         }
         ["convert", input, out, layout] => {

@@ -51,8 +51,7 @@ const INFO: FormatInfo = FormatInfo {
 };
 
 /// The descriptor the registry holds: detection and opening.
-pub static BINARY_FORMAT: FormatDescriptor =
-    FormatDescriptor::new(INFO, Tier::Magic, score, open);
+pub static BINARY_FORMAT: FormatDescriptor = FormatDescriptor::new(INFO, Tier::Magic, score, open);
 
 /// Sure (255) when the file starts with the magic, else not this format.
 pub fn score(head: &[u8]) -> Score {

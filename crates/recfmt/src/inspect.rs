@@ -394,7 +394,7 @@ pub fn state_at_time(
     let t = match at {
         recfmt_export::TimeBound::Absolute(t) => *t,
         _ => {
-            let mut reader = crate::open(registry, path, options)?;
+            let mut reader = crate::open_with(registry, path, options)?.into_reader();
             let first = match at {
                 recfmt_export::TimeBound::Relative(_) => first_time(reader.as_mut())?
                     .ok_or_else(|| {

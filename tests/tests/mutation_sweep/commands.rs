@@ -95,7 +95,8 @@ impl Command {
 
 /// `recfmt plot` as the command line runs it, the image rendered but not written.
 fn plot(command: Command, path: &Path, image: ImageKind) -> anyhow::Result<Outcome> {
-    let mut reader = recfmt::open(recfmt::default_registry(), path, &OpenOptions::default())?;
+    let mut reader =
+        recfmt::open_with(recfmt::default_registry(), path, &OpenOptions::default())?.into_reader();
     let title = recfmt::plot::title_for(path, reader.as_ref());
     let (figure, integrity) = match command {
         Command::PlotTrack => {
