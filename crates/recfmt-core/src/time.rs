@@ -149,8 +149,8 @@ pub const MAX_ABSOLUTE_SECONDS: f64 = 1e13;
 ///
 /// Seconds in the recording count from the epoch in `system`. A MET recording with an epoch
 /// counts elapsed seconds from a UTC instant; one without an epoch has no absolute time.
-/// Epochs need the feature `hifitime` (see the [module docs](self)); [`TimeReference::new`]
-/// makes a reference without one.
+/// Epochs need the feature `hifitime` (leap seconds come from its table); without it no
+/// reference has one. [`TimeReference::new`] makes a reference without an epoch.
 ///
 /// ```
 /// use recfmt_core::{TimeReference, TimeSystem};
