@@ -467,7 +467,7 @@ fn convert_with(
         let reader = crate::open(registry, input, &options.open).map_err(Error::into_core)?;
         Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
     };
-    let mut reader: Box<dyn RecordingReader> = match open_selected() {
+    let mut reader: Box<dyn RecordingReader + '_> = match open_selected() {
         Ok(reader) => reader,
         Err(e) => return nothing_kept(registry, input, output, options).ok_or(e.into()),
     };
@@ -489,9 +489,8 @@ fn convert_with(
                 ));
             }
         }
-        let mut open_fn = open_selected;
         reader = Box::new(MergedReader::with_max_rows(
-            &mut open_fn,
+            open_selected,
             alignment,
             options.max_rows,
         )?);
@@ -583,7 +582,7 @@ fn to_recording(
     output: &Path,
     options: &ConvertOptions,
     format: &'static FormatDescriptor,
-    mut reader: Box<dyn RecordingReader>,
+    mut reader: Box<dyn RecordingReader + '_>,
     mut notes: Vec<String>,
 ) -> Result<ConvertReport> {
     let id = format.info.id;
@@ -647,7 +646,7 @@ fn to_tables(
     input: &Path,
     output: &Path,
     options: &ConvertOptions,
-    mut reader: Box<dyn RecordingReader>,
+    mut reader: Box<dyn RecordingReader + '_>,
     mut notes: Vec<String>,
     on_progress: &(dyn Fn(u64, Option<u64>) + Sync),
 ) -> Result<ConvertReport> {
