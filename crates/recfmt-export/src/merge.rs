@@ -2,8 +2,8 @@
 //!
 //! A k-way merge: every stream must be in time order itself, though streams need not be
 //! interleaved in time order in the file. One reader serves every stream, keeping the rows it
-//! reads ahead for the others in per-stream queues; when those hold more than
-//! [`MERGE_LOOKAHEAD_BYTES`], a stream whose next row lies further on gets a reader of its own.
+//! reads ahead for the others in per-stream queues; when those hold more than 64 MiB, a stream
+//! whose next row lies further on gets a reader of its own.
 //! So memory stays bounded whatever the recording size, and a recording of many interleaved
 //! streams costs one reader, not one per stream. Columns are `t` (seconds, `f64`) then `<stream>.<signal>` for
 //! every non-time signal, in their native types.
@@ -77,7 +77,7 @@ pub type OpenReader<'a> = dyn FnMut() -> Result<Box<dyn RecordingReader>> + Send
 
 /// Bytes of rows the shared reader of a merge holds read ahead for streams that have not
 /// asked for them yet; past this, a stream whose next row is further on gets its own reader.
-pub const MERGE_LOOKAHEAD_BYTES: usize = 64 << 20;
+const MERGE_LOOKAHEAD_BYTES: usize = 64 << 20;
 
 /// Rows a raster merge may hold when the caller sets no limit: a billion-row table is
 /// already far beyond what the tools that read these tables hold, and a larger raster comes
@@ -250,8 +250,9 @@ impl std::fmt::Debug for MergedReader<'_> {
 }
 
 impl<'a> MergedReader<'a> {
-    /// Opens a reader through `open` and merges its streams (opening more readers through
-    /// `open` as needed, see [`MERGE_LOOKAHEAD_BYTES`]). A raster is checked first against
+    /// Opens a reader through `open` and merges its streams. That reader serves every
+    /// stream, queuing up to 64 MiB of rows read ahead; a stream whose next row lies further
+    /// on gets a reader of its own, also from `open`. A raster is checked first against
     /// [`RASTER_DEFAULT_MAX_ROWS`] (see [`MergedReader::with_max_rows`]).
     pub fn new(
         open: impl FnMut() -> Result<Box<dyn RecordingReader>> + Send + 'a,
