@@ -171,9 +171,10 @@ fn every_recording_gets_an_overview_and_a_signal_plot_in_png_and_svg() {
             svg.to_str().unwrap(),
         ]);
         let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
+        // Panels per unit name each signal with its stream.
         let axis = match &unit {
-            Some(u) => format!("{signal} [{u}]"),
-            None => signal.clone(),
+            Some(u) => format!("{stream}.{signal} [{u}]"),
+            None => format!("{stream}.{signal}"),
         };
         assert!(
             texts.contains(&axis),

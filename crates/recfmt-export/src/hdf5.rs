@@ -2,8 +2,8 @@
 //!
 //! [`Hdf5Writer`] writes the record batches of a [`StreamBatcher`](crate::StreamBatcher) (one
 //! per stream) into a single HDF5 file, streaming: every dataset is declared up front, then
-//! grown a chunk at a time, so memory stays at about one chunk per column however long the
-//! recording is. The file is written as `.<name>.partial` beside the target and renamed to
+//! grown a chunk at a time, so memory stays at most one chunk per column however long the
+//! recording is (a column's buffer grows with its rows, so a short column holds only those). The file is written as `.<name>.partial` beside the target and renamed to
 //! its final name by [`Hdf5Writer::finish`]; a writer that fails or is dropped before that
 //! removes the partial file, so a failed export never leaves a file that looks whole.
 //!
@@ -615,8 +615,8 @@ struct StoredColumn {
     layout: StoredLayout,
     /// Index of its dataset in [`ChunkSink::datasets`].
     dataset: usize,
-    /// Encoded rows not yet written: always less than one chunk between calls (allocated
-    /// with the first row).
+    /// Encoded rows not yet written: always less than one chunk between calls (grown with
+    /// the rows seen, up to one chunk; see [`grow_pending`]).
     pending: Vec<u8>,
 }
 
@@ -662,14 +662,11 @@ impl StoredColumn {
         };
         let chunk_bytes = layout.chunk_rows * layout.row_bytes;
         let rows = array.len();
-        if rows > 0 && self.pending.capacity() < chunk_bytes {
-            // Allocated on the first row, so streams that never get one cost nothing.
-            self.pending.reserve_exact(chunk_bytes - self.pending.len());
-        }
         let mut row = 0;
         while row < rows {
             let room = layout.chunk_rows - self.pending.len() / layout.row_bytes;
             let take = room.min(rows - row);
+            grow_pending(&mut self.pending, take * layout.row_bytes, chunk_bytes);
             let elements = row * layout.per_row..(row + take) * layout.per_row;
             source
                 .encode(&nulls, elements, &mut self.pending)
@@ -692,6 +689,18 @@ impl StoredColumn {
         }
         Ok(())
     }
+}
+
+/// Makes room in a column's chunk buffer for `more` bytes, doubling its capacity as rows come
+/// but never past one chunk (`chunk_bytes`): the buffer grows with the rows a column has
+/// seen, so a file of thousands of short streams does not hold a whole chunk per column.
+fn grow_pending(pending: &mut Vec<u8>, more: usize, chunk_bytes: usize) {
+    let needed = pending.len() + more;
+    if needed <= pending.capacity() {
+        return;
+    }
+    let doubled = pending.capacity().saturating_mul(2).min(chunk_bytes);
+    pending.reserve_exact(needed.max(doubled) - pending.len());
 }
 
 /// At most this many compression threads, whatever the machine or the options say: more
@@ -1577,6 +1586,77 @@ fn put_strings(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chunk buffer capacities of every stored column, in bytes.
+    fn pending_capacities(writer: &Hdf5Writer) -> Vec<usize> {
+        let open = writer.open.as_ref().unwrap();
+        open.streams
+            .iter()
+            .flat_map(|s| &s.columns)
+            .filter_map(|c| match c {
+                Column::Stored(c) => Some(c.pending.capacity()),
+                Column::Omitted { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunk_buffers_grow_with_the_rows_seen() {
+        use recfmt_core::{FrameBuf, TimeBase, Value};
+        let mut nav = StreamDesc::new(
+            "NAV",
+            SignalDesc::scalar("t_us", DType::U64),
+            TimeBase::MICROSECONDS,
+        );
+        nav.signals.push(SignalDesc::scalar("x", DType::F32));
+        let header = Header {
+            format: "memory",
+            ..Header::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.h5");
+        let streams = [nav];
+        let options = Hdf5Options {
+            compression_threads: 1,
+            ..Hdf5Options::default()
+        };
+        let mut writer = Hdf5Writer::create(&path, &header, &streams, &options).unwrap();
+        let mut batcher = crate::StreamBatcher::new(&header, &streams[0], 100_000);
+        let mut rows = 0u64;
+        let mut write = |writer: &mut Hdf5Writer, n: u64| {
+            for _ in 0..n {
+                let row = FrameBuf {
+                    stream: 0,
+                    values: vec![Value::UInt(rows), Value::Float(0.5)],
+                };
+                batcher.push(&row).unwrap();
+                rows += 1;
+            }
+            writer
+                .write_batch(0, &batcher.finish_batch().unwrap())
+                .unwrap();
+        };
+        // One row holds a few bytes per column, not a whole chunk (65 535 rows: 512 KiB for
+        // the times), which 5000 one-row streams multiplied into gigabytes.
+        write(&mut writer, 1);
+        let held = pending_capacities(&writer);
+        assert!(held.iter().all(|&c| c <= 64), "{held:?}");
+        // A thousand rows: doubled as they came, within twice what they need.
+        write(&mut writer, 999);
+        let held = pending_capacities(&writer);
+        assert!(held[0] >= 8000 && held[0] <= 16_000, "{held:?}");
+        assert!(held[1] >= 4000 && held[1] <= 8000, "{held:?}");
+        // Never past one chunk.
+        write(&mut writer, 100_000);
+        let held = pending_capacities(&writer);
+        assert!(held[0] <= MAX_CHUNK_ROWS * 8, "{held:?}");
+        assert!(held[1] <= MAX_CHUNK_ROWS * 4, "{held:?}");
+        writer.finish().unwrap();
+        let file = hdf5_pure::File::open(&path).unwrap();
+        let x = file.dataset("NAV/x").unwrap().read_f32().unwrap();
+        assert_eq!(x.len(), 101_000);
+        assert!(x.iter().all(|&v| v == 0.5));
+    }
 
     #[test]
     fn link_names_are_sanitized_and_unique() {

@@ -81,8 +81,8 @@ fn collect(reader: &mut dyn RecordingReader) -> Vec<(String, Vec<Value>)> {
 }
 
 fn merged(alignment: Alignment) -> (Vec<String>, Vec<Vec<Value>>) {
-    let mut open = || -> Result<Box<dyn RecordingReader>> { Ok(Box::new(recording())) };
-    let mut reader = MergedReader::new(&mut open, alignment).unwrap();
+    let open = || -> Result<Box<dyn RecordingReader>> { Ok(Box::new(recording())) };
+    let mut reader = MergedReader::new(open, alignment).unwrap();
     let names = reader.schema().streams[0]
         .signals
         .iter()
@@ -98,8 +98,8 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn merged_columns_are_time_then_stream_dot_signal_in_native_types() {
-    let mut open = || -> Result<Box<dyn RecordingReader>> { Ok(Box::new(recording())) };
-    let reader = MergedReader::new(&mut open, Alignment::Union).unwrap();
+    let open = || -> Result<Box<dyn RecordingReader>> { Ok(Box::new(recording())) };
+    let reader = MergedReader::new(open, Alignment::Union).unwrap();
     let s = &reader.schema().streams[0];
     let cols: Vec<(&str, DType)> = s
         .signals
@@ -178,8 +178,8 @@ fn alignment_rules_parse() {
     );
     assert!(Alignment::parse("raster:-1s").is_err());
     assert!(Alignment::parse("nearest").is_err());
-    let mut open = || -> Result<Box<dyn RecordingReader>> { Ok(Box::new(recording())) };
-    let err = MergedReader::new(&mut open, Alignment::AsOf("nope".into())).unwrap_err();
+    let open = || -> Result<Box<dyn RecordingReader>> { Ok(Box::new(recording())) };
+    let err = MergedReader::new(open, Alignment::AsOf("nope".into())).unwrap_err();
     assert!(err.to_string().contains("fast, slow"), "{err}");
 }
 

@@ -73,17 +73,48 @@ fn draw<DB: DrawingBackend>(figure: &Figure, root: &DrawingArea<DB, Shift>) -> R
     }
 }
 
-/// `lo..hi` widened so a flat or empty extent still makes an axis, padded by 5 %.
-fn padded(lo: f64, hi: f64) -> (f64, f64) {
+/// The narrowest axis, relative to the magnitude of its ends (about a million ulps).
+const MIN_RELATIVE_SPAN: f64 = 2e-10;
+
+/// True when `lo..hi` can be an axis as it is: finite, not flat, and not narrower than
+/// [`MIN_RELATIVE_SPAN`].
+fn drawable(lo: f64, hi: f64) -> bool {
+    hi > lo && (hi - lo).is_finite() && hi - lo >= lo.abs().max(hi.abs()) * MIN_RELATIVE_SPAN
+}
+
+/// `lo..hi` widened so a flat or empty extent still makes an axis, padded by 5 %; `None`
+/// when no finite axis holds it (see [`axis`]).
+fn padded(lo: f64, hi: f64) -> Option<(f64, f64)> {
     if !(lo.is_finite() && hi.is_finite()) {
-        return (0.0, 1.0);
+        return Some((0.0, 1.0));
     }
-    if hi <= lo {
-        let half = (lo.abs() * 0.05).max(0.5);
-        return (lo - half, hi + half);
-    }
-    let pad = (hi - lo) * 0.05;
-    (lo - pad, hi + pad)
+    // Halves first, so neither the middle nor the span overflows on the way.
+    let middle = lo / 2.0 + hi / 2.0;
+    let half = if hi <= lo {
+        (lo.abs() * 0.05).max(0.5)
+    } else {
+        (hi / 2.0 - lo / 2.0) * 1.1
+    };
+    // plotters steps its key points from one end: over a span of a few ulps of its ends its
+    // loop never gets there (it spins), so an axis spans at least `MIN_RELATIVE_SPAN` of its
+    // magnitude.
+    let half = half.max(middle.abs() * MIN_RELATIVE_SPAN / 2.0);
+    let (a, b) = (
+        (middle - half).max(-f64::MAX),
+        (middle + half).min(f64::MAX),
+    );
+    // A padded end beyond the largest double is cut there; the data must still fit.
+    (a <= lo && hi <= b && (b - a).is_finite()).then_some((a, b))
+}
+
+/// The axis `padded(lo, hi)`, or an error naming `what` when its span is more than a double
+/// holds (±1.8e308): plotters' key points never end on an infinite span.
+fn axis(what: &str, lo: f64, hi: f64) -> Result<(f64, f64)> {
+    padded(lo, hi).ok_or_else(|| {
+        Error::Invalid(format!(
+            "{what} from {lo:e} to {hi:e}: no axis can show them, their span is more than a floating-point number holds (about 1.8e308)"
+        ))
+    })
 }
 
 fn color(i: usize) -> RGBColor {
@@ -115,8 +146,13 @@ fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>)
             x1 = b;
         }
     }
-    if x1 <= x0 || !(x0.is_finite() && x1.is_finite()) {
-        (x0, x1) = padded(x0, x1);
+    if !drawable(x0, x1) {
+        let what = if plot.range.is_some() {
+            "the time range asked for (--start, --end): times"
+        } else {
+            "times"
+        };
+        (x0, x1) = axis(what, x0, x1)?;
     }
     let areas = root.split_evenly((plot.panels.len().max(1), 1));
     for (panel, area) in plot.panels.iter().zip(&areas) {
@@ -132,7 +168,7 @@ fn signals<DB: DrawingBackend>(plot: &SignalPlot, root: &DrawingArea<DB, Shift>)
             .filter_map(|s| s.reduced.bounds())
             .map(|b| b.1.1)
             .fold(f64::NEG_INFINITY, f64::max);
-        let (y0, y1) = padded(lo, hi);
+        let (y0, y1) = axis(&format!("panel {:?}: values", panel.caption), lo, hi)?;
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.caption, (FAMILY, 15).into_font())
             .margin(8)
@@ -202,7 +238,7 @@ fn overview<DB: DrawingBackend>(o: &Overview, root: &DrawingArea<DB, Shift>) -> 
     } else {
         1.0
     };
-    let (x0, x1) = padded(x0, x1);
+    let (x0, x1) = axis("row times", x0, x1)?;
     let n = o.lanes.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&root)
         .margin(10)
@@ -316,8 +352,8 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
                 (a.min(v), b.max(v))
             })
     };
-    let (mut x0, mut x1) = padded(fold(|p| p.1).0, fold(|p| p.1).1);
-    let (mut y0, mut y1) = padded(fold(|p| p.2).0, fold(|p| p.2).1);
+    let (mut x0, mut x1) = axis(&m.x_label, fold(|p| p.1).0, fold(|p| p.1).1)?;
+    let (mut y0, mut y1) = axis(&m.y_label, fold(|p| p.2).0, fold(|p| p.2).1)?;
     // One unit across as long as one unit up (for longitude, one degree is shorter by the
     // cosine of the latitude).
     let (w, h) = top.dim_in_pixel();
@@ -331,12 +367,18 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
         1.0
     };
     let (dx, dy) = ((x1 - x0) * stretch, y1 - y0);
+    // Grown only while the axis stays finite: a map wider than a double spans keeps its
+    // aspect unequal instead.
     if dx / dy > pw / ph {
         let grow = (dx * ph / pw - dy) / 2.0;
-        (y0, y1) = (y0 - grow, y1 + grow);
+        if drawable(y0 - grow, y1 + grow) {
+            (y0, y1) = (y0 - grow, y1 + grow);
+        }
     } else {
         let grow = (dy * pw / ph - dx) / 2.0 / stretch;
-        (x0, x1) = (x0 - grow, x1 + grow);
+        if drawable(x0 - grow, x1 + grow) {
+            (x0, x1) = (x0 - grow, x1 + grow);
+        }
     }
     let mut chart = ChartBuilder::on(&top)
         .margin(10)
@@ -382,11 +424,12 @@ fn map<DB: DrawingBackend>(m: &TrackMap, root: &DrawingArea<DB, Shift>) -> Resul
         return Ok(());
     };
     let alt = || points().filter_map(|p| p.3);
-    let (a0, a1) = padded(
+    let (a0, a1) = axis(
+        &m.altitude_label,
         alt().fold(f64::INFINITY, f64::min),
         alt().fold(f64::NEG_INFINITY, f64::max),
-    );
-    let (t0, t1) = padded(fold(|p| p.0).0, fold(|p| p.0).1);
+    )?;
+    let (t0, t1) = axis("times", fold(|p| p.0).0, fold(|p| p.0).1)?;
     let mut chart = ChartBuilder::on(&bottom)
         .caption("altitude profile", (FAMILY, 15).into_font())
         .margin(10)

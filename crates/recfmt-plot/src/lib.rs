@@ -34,7 +34,7 @@
 //! let options = recfmt_plot::SignalOptions { title: "demo".into(), ..Default::default() };
 //! let figure = recfmt_plot::plot_signals(Box::new(reader), &options)?;
 //! let svg = String::from_utf8(figure.render(recfmt_plot::ImageKind::Svg, 800, None)?)?;
-//! assert!(svg.contains("x [m]"));
+//! assert!(svg.contains("NAV.x [m]"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -52,27 +52,22 @@ impl Bucket {
         }
     }
 
-    fn merge(a: Option<Bucket>, b: Option<Bucket>) -> Option<Bucket> {
-        match (a, b) {
-            (Some(mut a), Some(b)) => {
-                a.count += b.count;
-                if b.first.0 < a.first.0 {
-                    a.first = b.first;
-                }
-                if b.last.0 >= a.last.0 {
-                    a.last = b.last;
-                }
-                if b.min.1 < a.min.1 {
-                    a.min = b.min;
-                }
-                if b.max.1 > a.max.1 {
-                    a.max = b.max;
-                }
-                Some(a)
-            }
-            (a, None) => a,
-            (None, b) => b,
+    /// This bucket and `other` as one.
+    fn merged(mut self, other: &Bucket) -> Bucket {
+        self.count += other.count;
+        if other.first.0 < self.first.0 {
+            self.first = other.first;
         }
+        if other.last.0 >= self.last.0 {
+            self.last = other.last;
+        }
+        if other.min.1 < self.min.1 {
+            self.min = other.min;
+        }
+        if other.max.1 > self.max.1 {
+            self.max = other.max;
+        }
+        self
     }
 
     /// The bucket's points in time order, without repeats: what a line through the bucket
@@ -90,13 +85,17 @@ impl Bucket {
 }
 
 /// A series reduced to time buckets of equal width.
+///
+/// Only filled buckets take memory (a sorted list of `(index, bucket)`), so a series of one
+/// point costs one bucket, and a sheet of thousands of short streams stays small.
 #[derive(Debug, Clone)]
 pub struct Reducer {
     /// Start of bucket 0 (seconds).
     low: f64,
     /// Width of one bucket (seconds); 0 until the first point.
     width: f64,
-    buckets: Vec<Option<Bucket>>,
+    /// The filled buckets by index (below [`Reducer::BUCKETS`]), in index order.
+    buckets: Vec<(usize, Bucket)>,
     points: u64,
 }
 
@@ -105,7 +104,7 @@ impl Default for Reducer {
         Reducer {
             low: 0.0,
             width: 0.0,
-            buckets: vec![None; Self::BUCKETS],
+            buckets: Vec::new(),
             points: 0,
         }
     }
@@ -135,21 +134,21 @@ impl Reducer {
             self.grow_right();
         }
         let index = (((t - self.low) / self.width) as usize).min(n - 1);
-        match &mut self.buckets[index] {
-            Some(b) => b.add((t, v)),
-            slot @ None => *slot = Some(Bucket::new((t, v))),
+        // Times mostly come in order: the last bucket is the one to look at first.
+        match self.buckets.last_mut() {
+            Some((last, b)) if *last == index => b.add((t, v)),
+            Some((last, _)) if *last < index => self.buckets.push((index, Bucket::new((t, v)))),
+            None => self.buckets.push((index, Bucket::new((t, v)))),
+            Some(_) => match self.buckets.binary_search_by_key(&index, |&(i, _)| i) {
+                Ok(at) => self.buckets[at].1.add((t, v)),
+                Err(at) => self.buckets.insert(at, (index, Bucket::new((t, v)))),
+            },
         }
     }
 
     /// Doubles the width, keeping the start: bucket pairs merge into the lower half.
     fn grow_right(&mut self) {
-        let n = Self::BUCKETS;
-        for i in 0..n / 2 {
-            self.buckets[i] = Bucket::merge(self.buckets[2 * i], self.buckets[2 * i + 1]);
-        }
-        for slot in &mut self.buckets[n / 2..] {
-            *slot = None;
-        }
+        self.regroup(|i| i / 2);
         self.width *= 2.0;
     }
 
@@ -157,15 +156,27 @@ impl Reducer {
     /// the upper half.
     fn grow_left(&mut self) {
         let n = Self::BUCKETS;
-        for i in (0..n / 2).rev() {
-            let merged = Bucket::merge(self.buckets[2 * i], self.buckets[2 * i + 1]);
-            self.buckets[n / 2 + i] = merged;
-        }
-        for slot in &mut self.buckets[..n / 2] {
-            *slot = None;
-        }
+        self.regroup(|i| n / 2 + i / 2);
         self.low -= self.width * n as f64;
         self.width *= 2.0;
+    }
+
+    /// Moves every bucket to index `to(index)` (which keeps the order), merging buckets that
+    /// land on the same index.
+    fn regroup(&mut self, to: impl Fn(usize) -> usize) {
+        let mut kept: usize = 0;
+        for k in 0..self.buckets.len() {
+            let (i, b) = self.buckets[k];
+            let i = to(i);
+            match kept.checked_sub(1).map(|last| &mut self.buckets[last]) {
+                Some((j, into)) if *j == i => *into = into.merged(&b),
+                _ => {
+                    self.buckets[kept] = (i, b);
+                    kept += 1;
+                }
+            }
+        }
+        self.buckets.truncate(kept);
     }
 
     /// Points pushed (finite ones).
@@ -182,8 +193,7 @@ impl Reducer {
     pub fn buckets(&self) -> impl Iterator<Item = (f64, &Bucket)> {
         self.buckets
             .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.as_ref().map(|b| (self.low + i as f64 * self.width, b)))
+            .map(|(i, b)| (self.low + *i as f64 * self.width, b))
     }
 
     /// The reduced line: every bucket's points in time order.
@@ -195,7 +205,7 @@ impl Reducer {
     pub fn bounds(&self) -> Option<((f64, f64), (f64, f64))> {
         let mut buckets = self.buckets().map(|(_, b)| b);
         let first = *buckets.next()?;
-        let b = buckets.fold(first, |a, b| Bucket::merge(Some(a), Some(*b)).unwrap_or(a));
+        let b = buckets.fold(first, |a, b| a.merged(b));
         Some(((b.first.0, b.last.0), (b.min.1, b.max.1)))
     }
 }
@@ -225,6 +235,44 @@ mod tests {
         let line = r.line();
         assert!(line.windows(2).all(|w| w[0].0 <= w[1].0));
         assert!(line.contains(&(123.4567, 5.0)));
+    }
+
+    #[test]
+    fn holds_only_the_buckets_it_fills() {
+        // A stream of one row costs one bucket, not `BUCKETS` (an overview of 8000 such
+        // streams took 2.6 GB).
+        let mut one = Reducer::default();
+        one.push(5.0, 1.0);
+        assert!(one.buckets.capacity() <= 4, "{}", one.buckets.capacity());
+        let mut few = Reducer::default();
+        for t in [3.0, -2.0, 9.0, 1e6, -1e6, 4.0] {
+            few.push(t, t);
+        }
+        assert!(few.buckets.len() <= 6 && few.buckets.capacity() <= 8);
+        assert!(few.buckets.windows(2).all(|w| w[0].0 < w[1].0));
+        let line = few.line();
+        assert_eq!(line.first(), Some(&(-1e6, -1e6)));
+        assert_eq!(line.last(), Some(&(1e6, 1e6)));
+        assert!(line.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert_eq!(few.bounds(), Some(((-1e6, 1e6), (-1e6, 1e6))));
+    }
+
+    #[test]
+    fn times_out_of_order_land_in_their_buckets() {
+        let mut r = Reducer::default();
+        for i in (0..10_000u32).rev().chain(10_000..20_000) {
+            r.push(f64::from(i), f64::from(i % 7));
+        }
+        assert_eq!(r.points(), 20_000);
+        assert!(r.buckets.len() <= Reducer::BUCKETS);
+        assert!(r.buckets.windows(2).all(|w| w[0].0 < w[1].0));
+        let total: u64 = r.buckets().map(|(_, b)| b.count).sum();
+        assert_eq!(total, 20_000);
+        for (start, b) in r.buckets() {
+            assert!(b.first.0 >= start && b.last.0 < start + r.bucket_width());
+        }
+        let line = r.line();
+        assert!(line.windows(2).all(|w| w[0].0 <= w[1].0));
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub fn plot_signals(
 
     // The columns to read: numeric signals that are neither time nor entity key.
     let mut plotted: Vec<Vec<(usize, usize)>> = Vec::new(); // per stream: (signal, elements)
+    let mut variable: Vec<String> = Vec::new();
+    let mut too_wide: Vec<(String, usize)> = Vec::new();
     for desc in &schema.streams {
         let mut columns = Vec::new();
         for (i, sig) in desc.signals.iter().enumerate() {
@@ -125,18 +127,35 @@ pub fn plot_signals(
                 continue;
             }
             match (&sig.shape, sig.shape.element_count()) {
-                (Shape::Variable, _) | (_, None) => notes.push(format!(
-                    "{}.{}: a variable-length list has no line to draw",
-                    desc.name, sig.name
-                )),
-                (_, Some(n)) if n > MAX_ELEMENTS => notes.push(format!(
-                    "{}.{}: {n} elements per row, more than {MAX_ELEMENTS} lines; choose one stream of a smaller signal",
-                    desc.name, sig.name
-                )),
+                (Shape::Variable, _) | (_, None) => {
+                    variable.push(format!("{}.{}", desc.name, sig.name));
+                }
+                (_, Some(n)) if n > MAX_ELEMENTS => {
+                    too_wide.push((format!("{}.{}", desc.name, sig.name), n));
+                }
                 (_, Some(n)) => columns.push((i, n)),
             }
         }
         plotted.push(columns);
+    }
+    if !variable.is_empty() {
+        notes.push(summary(
+            &variable,
+            "a variable-length list has no line to draw",
+        ));
+    }
+    match too_wide.as_slice() {
+        [] => {}
+        [(name, n)] => notes.push(format!(
+            "{name}: {n} elements per row, more than {MAX_ELEMENTS} lines; choose one stream of a smaller signal"
+        )),
+        many => {
+            let names: Vec<String> = many.iter().map(|(name, _)| name.clone()).collect();
+            notes.push(summary(
+                &names,
+                &format!("more than {MAX_ELEMENTS} elements per row, more than {MAX_ELEMENTS} lines each; choose one stream of a smaller signal"),
+            ));
+        }
     }
     if plotted.iter().all(Vec::is_empty) {
         return Err(Error::Invalid(
@@ -205,19 +224,24 @@ pub fn plot_signals(
         }
         Ok(())
     })?;
-    for ((s, signal), rows) in dropped_entities {
+    let name_of = |&(s, signal): &(usize, usize)| {
         let desc = &schema.streams[s];
-        notes.push(format!(
-            "{}.{}: only the first {MAX_ENTITIES} entities are drawn ({rows} values of others left out); choose fewer with --signal",
-            desc.name, desc.signals[signal].name
+        format!("{}.{}", desc.name, desc.signals[signal].name)
+    };
+    if !dropped_entities.is_empty() {
+        let names: Vec<String> = dropped_entities.keys().map(name_of).collect();
+        let rows: u64 = dropped_entities.values().sum();
+        notes.push(summary(
+            &names,
+            &format!("only the first {MAX_ENTITIES} entities are drawn ({rows} values of others left out); choose fewer with --signal"),
         ));
     }
-
-    for ((s, signal), values) in dropped_series {
-        let desc = &schema.streams[s];
-        notes.push(format!(
-            "{}.{}: not drawn, more than {MAX_SERIES} lines already ({values} values left out); choose fewer with --signal",
-            desc.name, desc.signals[signal].name
+    if !dropped_series.is_empty() {
+        let names: Vec<String> = dropped_series.keys().map(name_of).collect();
+        let values: u64 = dropped_series.values().sum();
+        notes.push(summary(
+            &names,
+            &format!("not drawn, more than {MAX_SERIES} lines already ({values} values left out); choose fewer with --signal"),
         ));
     }
 
@@ -270,8 +294,11 @@ pub fn plot_signals(
             "the chosen signals hold no finite value in the chosen time range".into(),
         ));
     }
+    // A panel per unit can hold signals of several streams, so its axis names each by
+    // `stream.signal`; a panel per stream is captioned with the stream.
+    let qualified = options.panels == Panels::Unit;
     for panel in &mut panels {
-        panel.y_label = y_label(&panel.series);
+        panel.y_label = y_label(&panel.series, qualified);
     }
     let x_label = match header.time.and_then(|t| t.to_rfc3339(0.0)) {
         Some(epoch) => format!("time [s] since {epoch}"),
@@ -290,12 +317,32 @@ pub fn plot_signals(
     }))
 }
 
+/// Signals named in one note at most; a note lists the first ones and counts the rest.
+const NAMED_IN_A_NOTE: usize = 5;
+
+/// One note for every signal left out for one reason: `a.x, b.y: why`, or with many signals
+/// `a.x, b.y, … and 9995 more: why` (a line per signal would bury every other message).
+fn summary(names: &[String], why: &str) -> String {
+    if names.len() <= NAMED_IN_A_NOTE {
+        return format!("{}: {why}", names.join(", "));
+    }
+    format!(
+        "{} and {} more: {why}",
+        names[..NAMED_IN_A_NOTE].join(", "),
+        names.len() - NAMED_IN_A_NOTE
+    )
+}
+
 /// `name [unit]` for one signal, `a, b [unit]` for several of one unit, names and units
-/// otherwise; long lists are cut with `…`.
-fn y_label(series: &[Series]) -> String {
+/// otherwise; long lists are cut with `…`. Names are `stream.signal` when `qualified`, else
+/// the signal's own name.
+fn y_label(series: &[Series], qualified: bool) -> String {
     let mut names: Vec<String> = Vec::new();
     for s in series {
-        let name = s.label.split_once('.').map_or(s.label.as_str(), |(_, n)| n);
+        let name = match s.label.split_once('.') {
+            Some((_, short)) if !qualified => short,
+            _ => s.label.as_str(),
+        };
         let name = name.split(" (").next().unwrap_or(name).to_owned();
         if !names.contains(&name) {
             names.push(name);

@@ -178,7 +178,7 @@ fn svg_axis_text_names_the_signal_and_unit() {
     assert!(svg.contains(r#"width="640""#) && svg.contains(r#"height="320""#));
     let texts = svg_texts(&svg);
     assert!(
-        texts.iter().any(|t| t == "x [m]"),
+        texts.iter().any(|t| t == "NAV.x [m]"),
         "no y axis text in {texts:?}"
     );
     assert!(texts.iter().any(|t| t == "time [s]"), "no x axis text");

@@ -469,7 +469,7 @@ fn convert_with(
             .into_reader();
         Ok(Box::new(SelectedReader::new(reader, &pipeline)?))
     };
-    let mut reader: Box<dyn RecordingReader> = match open_selected() {
+    let mut reader: Box<dyn RecordingReader + '_> = match open_selected() {
         Ok(reader) => reader,
         Err(e) => return nothing_kept(registry, input, output, options).ok_or(e.into()),
     };
@@ -491,9 +491,8 @@ fn convert_with(
                 ));
             }
         }
-        let mut open_fn = open_selected;
         reader = Box::new(MergedReader::with_max_rows(
-            &mut open_fn,
+            open_selected,
             alignment,
             options.max_rows,
         )?);
@@ -585,7 +584,7 @@ fn to_recording(
     output: &Path,
     options: &ConvertOptions,
     format: &'static FormatDescriptor,
-    mut reader: Box<dyn RecordingReader>,
+    mut reader: Box<dyn RecordingReader + '_>,
     mut notes: Vec<String>,
 ) -> Result<ConvertReport> {
     let id = format.info.id;
@@ -649,7 +648,7 @@ fn to_tables(
     input: &Path,
     output: &Path,
     options: &ConvertOptions,
-    mut reader: Box<dyn RecordingReader>,
+    mut reader: Box<dyn RecordingReader + '_>,
     mut notes: Vec<String>,
     on_progress: &(dyn Fn(u64, Option<u64>) + Sync),
 ) -> Result<ConvertReport> {
