@@ -201,6 +201,22 @@ impl<W: Write + Seek> TrackLogWriter<W> {
         if !row.time.is_finite() {
             return Err(bad(format!("time {} is not a finite number", row.time)));
         }
+        let width = self.flavour.vector_width();
+        let fits = |[x, y, z]: [f64; 3]| Vector3::checked(width, x, y, z).is_some();
+        if !fits([row.x * 100.0, row.y * 100.0, row.z * 100.0])
+            || !fits([row.roll, row.pitch, row.yaw])
+        {
+            return Err(bad(format!(
+                "position ({}, {}, {}) m or rotation ({}, {}, {})° does not fit the 32-bit floats of CARLA {}",
+                row.x,
+                row.y,
+                row.z,
+                row.roll,
+                row.pitch,
+                row.yaw,
+                self.flavour.name()
+            )));
+        }
         match self.current {
             Some(t) if row.time < t => {
                 return Err(bad(format!(

@@ -42,7 +42,7 @@ mod time;
 mod value;
 mod write;
 
-pub use atomic::{AtomicFile, DirLock, Replace, TempPath};
+pub use atomic::{AtomicDir, AtomicFile, CreatedDirs, DirLock, Replace, TempPath};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, NativeElement, StreamBatch, TimeSummary,
     VarBytes, read_batches_by_rows,
@@ -66,7 +66,7 @@ pub use time::{
     unix_to_rfc3339,
 };
 pub use value::{ArrayValue, FrameBuf, Value};
-pub use write::RecordingWriter;
+pub use write::{RecordingWriter, WriteOptions};
 
 /// Re-exported so format crates and users name instants with the same type.
 pub use hifitime::Epoch;

@@ -100,7 +100,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use recfmt_core::{AtomicFile, BatchSet, DirLock, Metadata, RecordingReader};
+use recfmt_core::{AtomicFile, BatchSet, CreatedDirs, DirLock, Metadata, RecordingReader, Replace};
 
 pub use arrow_array::RecordBatch;
 pub use batch::{StreamBatcher, record_batch};
@@ -206,6 +206,9 @@ pub struct ExportOptions {
     /// More schema-level metadata, still being computed when the export starts (the input's
     /// SHA-256): each table waits for it when it is opened. It overrides `metadata`.
     pub pending_metadata: Option<PendingMetadata>,
+    /// Whether existing tables of the same names may be replaced (the command line's
+    /// `--force`); otherwise the export is refused before anything is read.
+    pub replace: Replace,
 }
 
 impl ExportOptions {
@@ -221,6 +224,7 @@ impl ExportOptions {
             csv: CsvOptions::default(),
             metadata: Metadata::new(),
             pending_metadata: None,
+            replace: Replace::Never,
         }
     }
 }
@@ -344,20 +348,15 @@ pub fn export_tables(
         return Err(Error::Invalid("batch_rows must be at least 1".into()));
     }
     sink::check_format(options.format)?;
-    let created_dir = !out_dir.exists();
-    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-    let result = DirLock::acquire(out_dir)
-        .map_err(|e| Error::io(out_dir, e))
-        .and_then(|lock| {
-            let report = export_tables_locked(reader, out_dir, options, progress);
-            drop(lock);
-            report
-        });
-    if result.is_err() && created_dir {
-        // Leave the parent as it was: a folder this run made goes again (only when empty).
-        let _ = std::fs::remove_dir(out_dir);
+    // Folders this run makes go again (only when empty) if it fails or is interrupted.
+    let created = CreatedDirs::create(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let lock = DirLock::acquire(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let report = export_tables_locked(reader, out_dir, options, progress);
+    drop(lock);
+    if report.is_ok() {
+        created.keep();
     }
-    result
+    report
 }
 
 /// [`export_tables`] once `out_dir` exists and is locked for this run.
@@ -373,8 +372,7 @@ fn export_tables_locked(
     let paths = output_paths(out_dir, &names, options.format.extension());
     // Refused before anything is read: an existing table is replaced only when allowed.
     for path in &paths {
-        recfmt_core::atomic::check_target(path, recfmt_core::atomic::default_replace())
-            .map_err(|e| Error::io(path, e))?;
+        recfmt_core::atomic::check_target(path, options.replace).map_err(|e| Error::io(path, e))?;
     }
     let plans = paths
         .into_iter()

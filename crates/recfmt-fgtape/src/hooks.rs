@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use recfmt_core::{
-    Integrity, OutputSource, ReadOptions, RecordingReader, ResultExt, SpecialOutput, Written,
+    Integrity, OutputSource, ReadOptions, RecordingReader, ResultExt, SpecialOutput, WriteOptions,
+    Written,
 };
 
 use crate::track::{TrackFormat, TrackOptions, Tracks};
@@ -16,9 +17,11 @@ pub(crate) fn copy(
     source: &Path,
     target: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Copied> {
+    recfmt_core::atomic::check_target(target, write.replace).in_file(target)?;
     let (tape, cut) = crate::normal::NormalTape::open_lenient(source).in_file(source)?;
-    let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
+    let out = recfmt_core::AtomicFile::create(target, write.replace).in_file(target)?;
     let out = tape.write_gzip(out).in_file(target)?;
     out.commit().in_file(target)?;
     let mut integrity = Integrity::default();
@@ -46,13 +49,16 @@ fn write_tracks(
     format: TrackFormat,
     reader: &mut dyn RecordingReader,
     output: &Path,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
+    recfmt_core::atomic::check_target(output, write.replace).in_file(output)?;
     let epoch = reader.header().time.and_then(|t| t.epoch);
     let tracks = Tracks::from_reader(reader)?;
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut file = recfmt_core::AtomicFile::create(output)?;
+    let folders = match output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => recfmt_core::CreatedDirs::create(parent).in_file(parent)?,
+        None => recfmt_core::CreatedDirs::default(),
+    };
+    let mut file = recfmt_core::AtomicFile::create(output, write.replace).in_file(output)?;
     format.write(
         &tracks,
         &mut file,
@@ -61,7 +67,8 @@ fn write_tracks(
             ..Default::default()
         },
     )?;
-    file.commit()?;
+    file.commit().in_file(output)?;
+    folders.keep();
     let points: usize = tracks.iter().map(|t| t.points.len()).sum();
     Ok(Written {
         notes: vec![format!(
@@ -77,16 +84,18 @@ fn kml(
     reader: &mut dyn RecordingReader,
     output: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
-    write_tracks(TrackFormat::Kml, reader, output)
+    write_tracks(TrackFormat::Kml, reader, output, write)
 }
 
 fn gpx(
     reader: &mut dyn RecordingReader,
     output: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
-    write_tracks(TrackFormat::Gpx, reader, output)
+    write_tracks(TrackFormat::Gpx, reader, output, write)
 }
 
 /// KML and GPX tracks, from any recording with position signals.
