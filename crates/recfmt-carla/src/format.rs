@@ -96,7 +96,7 @@ fn copy(
     _: &ReadOptions,
     write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Copied> {
-    recfmt_core::atomic::check_target(target, write.replace).in_file(target)?;
+    recfmt_core::atomic::check_target(target, write.replace)?;
     let integrity = copy_packets(source, target, write.replace)
         .map_err(recfmt_core::Error::from)
         .in_file(source)?;

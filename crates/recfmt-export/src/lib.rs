@@ -113,7 +113,9 @@ pub use merge::{
     Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
     count_rows, raster_rows,
 };
-pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_name};
+pub use partition::{
+    SOURCE_COLUMN, check_partitioned, export_partitioned, partition_dir, source_name,
+};
 pub use pending::PendingMetadata;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
 
@@ -324,6 +326,23 @@ pub(crate) fn commit_all(finished: Vec<writers::Finished>) -> Result<Vec<StreamO
         finished.into_iter().map(|f| (f.file, f.output)).unzip();
     recfmt_core::atomic::commit_all(files).map_err(|(i, e)| Error::io(&outputs[i].path, e))?;
     Ok(outputs)
+}
+
+/// The tables [`export_tables`] writes for `schema` into `out_dir`, refused before anything is
+/// read when one exists and [`ExportOptions::replace`] does not allow replacing it (or it is
+/// not a regular file). Front ends call it before they start reading the input for anything
+/// else (a digest of the input).
+pub fn check_tables(
+    schema: &recfmt_core::Schema,
+    out_dir: &Path,
+    options: &ExportOptions,
+) -> Result<Vec<PathBuf>, Error> {
+    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
+    let paths = output_paths(out_dir, &names, options.format.extension());
+    for path in &paths {
+        recfmt_core::atomic::check_target(path, options.replace).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(paths)
 }
 
 /// Reads `reader` to the end and writes one table per stream into `out_dir`.

@@ -106,6 +106,34 @@ fn is_part_file(name: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// The partition folders [`export_partitioned`] writes `schema`'s streams of recording
+/// `source` into, refused before anything is read or created when the recording is already
+/// in the dataset and [`ExportOptions::replace`] does not allow replacing it, or when its
+/// name is Hive's null.
+pub fn check_partitioned(
+    schema: &recfmt_core::Schema,
+    root: &Path,
+    source: &str,
+    options: &ExportOptions,
+) -> Result<Vec<PathBuf>, Error> {
+    if escape_source(source) == HIVE_NULL {
+        return Err(Error::Invalid(format!(
+            "a recording named {HIVE_NULL} would read back as a null source (Hive's name for a missing value); give it another name (--source NAME)"
+        )));
+    }
+    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
+    let dirs: Vec<PathBuf> = unique_stems(&names)
+        .iter()
+        .map(|stem| partition_dir(root, stem, source))
+        .collect();
+    for dir in &dirs {
+        let path = dir.join("part-0.parquet");
+        recfmt_core::atomic::check_target(&path, options.replace)
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(dirs)
+}
+
 /// Reads `reader` to the end and writes each stream with rows into the Hive-partitioned
 /// Parquet dataset under `root`: `root/<stream>/source=<source>/part-0.parquet` (stream
 /// folders named as [`export_tables`](crate::export_tables) names files), each row with a
@@ -149,27 +177,14 @@ pub fn export_partitioned(
             stream.name
         )));
     }
-    if escape_source(source) == HIVE_NULL {
-        return Err(Error::Invalid(format!(
-            "a recording named {HIVE_NULL} would read back as a null source (Hive's name for a missing value); give it another name (--source NAME)"
-        )));
-    }
-    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
-    let dirs: Vec<PathBuf> = unique_stems(&names)
-        .iter()
-        .map(|stem| partition_dir(root, stem, source))
-        .collect();
+    let dirs = check_partitioned(&schema, root, source, options)?;
     std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
     let lock = DirLock::acquire_named(root, &lock_name(source)).map_err(|e| Error::io(root, e))?;
     for dir in &dirs {
         lock.remove_leftovers(dir).map_err(|e| Error::io(dir, e))?;
     }
-    // Refused before anything is read or created: this recording is already in the dataset.
-    for dir in &dirs {
-        let path = dir.join("part-0.parquet");
-        recfmt_core::atomic::check_target(&path, options.replace)
-            .map_err(|e| Error::io(&path, e))?;
-    }
+    // Again under the lock: another run may have added this recording meanwhile.
+    check_partitioned(&schema, root, source, options)?;
     let mut plans = Vec::with_capacity(dirs.len());
     let mut created = Vec::with_capacity(dirs.len());
     for (dir, desc) in dirs.iter().zip(&schema.streams) {

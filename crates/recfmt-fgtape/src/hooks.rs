@@ -19,7 +19,7 @@ pub(crate) fn copy(
     _: &ReadOptions,
     write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Copied> {
-    recfmt_core::atomic::check_target(target, write.replace).in_file(target)?;
+    recfmt_core::atomic::check_target(target, write.replace)?;
     let (tape, cut) = crate::normal::NormalTape::open_lenient(source).in_file(source)?;
     let out = recfmt_core::AtomicFile::create(target, write.replace).in_file(target)?;
     let out = tape.write_gzip(out).in_file(target)?;
@@ -51,7 +51,7 @@ fn write_tracks(
     output: &Path,
     write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
-    recfmt_core::atomic::check_target(output, write.replace).in_file(output)?;
+    recfmt_core::atomic::check_target(output, write.replace)?;
     let epoch = reader.header().time.and_then(|t| t.epoch);
     let tracks = Tracks::from_reader(reader)?;
     let folders = match output.parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -658,8 +658,7 @@ pub(crate) fn create(
     path: &Path,
     write: &recfmt_core::WriteOptions,
 ) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
-    use recfmt_core::ResultExt;
-    recfmt_core::atomic::check_target(path, write.replace).in_file(path)?;
+    recfmt_core::atomic::check_target(path, write.replace)?;
     Ok(Box::new(
         FgTapeWriter::create(path).with_replace(write.replace),
     ))

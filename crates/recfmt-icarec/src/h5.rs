@@ -59,8 +59,8 @@ use hdf5_pure::{
 use recfmt_core::{
     ArrayValue, BatchSet, ColumnData, DType, Error as CoreError, FormatDescriptor, FormatInfo,
     FrameBuf, Header, Integrity, IntegrityStatus, Limits, Metadata, ReadOptions, RecordingReader,
-    RecordingWriter, Replace, Result, ResultExt, Schema as CoreSchema, Score, Shape, SignalDesc,
-    StreamDesc, Tier, TimeBase, TimeReference, TimeSystem, Value, WriteOptions,
+    RecordingWriter, Replace, Result, Schema as CoreSchema, Score, Shape, SignalDesc, StreamDesc,
+    Tier, TimeBase, TimeReference, TimeSystem, Value, WriteOptions,
 };
 
 use crate::recording::{DYNAMIC_STREAM, STATIC_STREAM, epoch_text};
@@ -136,7 +136,7 @@ fn open_h5_boxed(path: &Path, options: &ReadOptions) -> Result<Box<dyn Recording
 }
 
 fn create_h5_boxed(path: &Path, write: &WriteOptions) -> Result<Box<dyn RecordingWriter>> {
-    recfmt_core::atomic::check_target(path, write.replace).in_file(path)?;
+    recfmt_core::atomic::check_target(path, write.replace)?;
     Ok(Box::new(
         IcarusH5Writer::new(path, IcarusH5Options::default()).with_replace(write.replace),
     ))

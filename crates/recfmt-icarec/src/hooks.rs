@@ -23,8 +23,7 @@ pub(crate) fn copy(
     write: &WriteOptions,
 ) -> CoreResult<recfmt_core::Copied> {
     let folder =
-        recfmt_core::AtomicDir::create(target, write.replace, &crate::recording::RECORDING_FILES)
-            .in_file(target)?;
+        recfmt_core::AtomicDir::create(target, write.replace, &crate::recording::RECORDING_FILES)?;
     crate::copy_recording(source, folder.path(), &OpenOptions::default()).in_file(source)?;
     folder.commit().in_file(target)?;
     Ok(recfmt_core::Copied {

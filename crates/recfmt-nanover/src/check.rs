@@ -667,7 +667,7 @@ pub fn repair_replacing(
     options: &RepairOptions,
     replace: Replace,
 ) -> recfmt_core::Result<RepairSummary> {
-    recfmt_core::atomic::check_target(output, replace).in_file(output)?;
+    recfmt_core::atomic::check_target(output, replace)?;
     let kind = FileKind::from_path(input)
         .or_else(|| crate::timeline::sniff_path(input))
         .unwrap_or(FileKind::Trajectory);

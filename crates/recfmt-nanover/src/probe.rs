@@ -179,8 +179,7 @@ fn write_zip(
     read: &ReadOptions,
     write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Written> {
-    use recfmt_core::ResultExt;
-    recfmt_core::atomic::check_target(output, write.replace).in_file(output)?;
+    recfmt_core::atomic::check_target(output, write.replace)?;
     if crate::recording::is_nanover_zip(input) {
         return copy_zip(input, output, read, write);
     }
@@ -259,8 +258,7 @@ fn write_hdf5(
     _: &ReadOptions,
     write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Written> {
-    use recfmt_core::ResultExt;
-    recfmt_core::atomic::check_target(output, write.replace).in_file(output)?;
+    recfmt_core::atomic::check_target(output, write.replace)?;
     let options = crate::hdf5::Hdf5Options {
         replace: write.replace,
         ..Default::default()

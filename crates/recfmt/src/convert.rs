@@ -580,7 +580,7 @@ fn check_output(registry: &Registry, output: &Path, options: &ConvertOptions) ->
     } else {
         recfmt_core::atomic::check_target(output, replace)
     };
-    checked.map_err(|e| Error::from(recfmt_core::Error::from(e).in_file(output)))
+    checked.map_err(|e| Error::from(recfmt_core::Error::from(e)))
 }
 
 /// The name `input` gets in a partitioned dataset.
@@ -724,6 +724,23 @@ fn to_tables(
             )));
         }
     };
+    // Existing tables are refused before the input is read for anything (its digest).
+    if table.is_some() {
+        let check = ExportOptions {
+            replace: options.replace(),
+            ..ExportOptions::new(format)
+        };
+        if options.partition {
+            recfmt_export::check_partitioned(
+                reader.schema(),
+                output,
+                &source_of(options, input),
+                &check,
+            )?;
+        } else {
+            recfmt_export::check_tables(reader.schema(), output, &check)?;
+        }
+    }
     // The input's digest is computed on a thread of its own while the export decodes.
     let digest = {
         let input = input.to_path_buf();
