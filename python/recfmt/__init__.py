@@ -136,8 +136,9 @@ def convert(
     again replaces its own parts (with ``force=True``). DuckDB, Spark, Trino and
     ``pyarrow.dataset`` read ``<out>/<stream>`` as one table.
 
-    An existing output is refused (nothing is written) unless ``force=True`` (``--force``; the
-    policy is process-wide while the call runs).
+    An existing output is refused (nothing is written) unless ``force=True`` (``--force``). It
+    holds for this call only: conversions running at the same time in other threads keep
+    their own.
 
     Returns one dict per file written: ``{"source", "stream", "path", "rows"}``; ``stream`` is
     ``None`` for an output that holds a whole recording (HDF5, MCAP, a recording format), and

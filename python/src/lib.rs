@@ -789,29 +789,6 @@ fn state_at<'py>(
     Ok(dict)
 }
 
-/// Sets the process-wide replace policy (the command line's `--force`) for one conversion and
-/// puts the previous one back when dropped.
-struct ReplacePolicy(recfmt_core::atomic::Replace);
-
-impl ReplacePolicy {
-    fn set(force: bool) -> Self {
-        use recfmt_core::atomic::{Replace, default_replace, set_default_replace};
-        let previous = default_replace();
-        set_default_replace(if force {
-            Replace::RegularFile
-        } else {
-            Replace::Never
-        });
-        ReplacePolicy(previous)
-    }
-}
-
-impl Drop for ReplacePolicy {
-    fn drop(&mut self) {
-        recfmt_core::atomic::set_default_replace(self.0);
-    }
-}
-
 /// A time bound from Python as `convert --start` takes it: seconds become `"<s>s"`, text is
 /// passed on.
 fn time_text(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
@@ -950,10 +927,11 @@ fn convert<'py>(
         jobs,
         partition,
         source,
+        // With this call only: other threads' conversions keep their own.
+        force,
     };
     let registry = recfmt::default_registry();
     let results = py.detach(|| {
-        let _policy = ReplacePolicy::set(force);
         if several || partition || paths.len() != 1 {
             recfmt::convert::convert_many(registry, &paths, &out, &options, None)
         } else {

@@ -191,6 +191,7 @@ fn recover_is_refused_for_formats_without_it() {
         &fixture("usvlog/all_types"),
         &work.path().join("x"),
         &Default::default(),
+        Default::default(),
     )
     .unwrap_err();
     assert!(matches!(err, recfmt::Error::Invalid(_)), "{err:?}");

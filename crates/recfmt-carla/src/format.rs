@@ -8,8 +8,8 @@ use std::path::Path;
 
 use recfmt_core::{
     DType, FormatDescriptor, FormatInfo, FormatOption, FormatOptions, Integrity, OptionKind,
-    OutputSource, Query, QueryForm, ReadOptions, RecordingReader, ResultExt, SpecialOutput,
-    TableColumn, TableReader, Tier, Value, Written,
+    OutputSource, Query, QueryForm, ReadOptions, RecordingReader, Replace, ResultExt,
+    SpecialOutput, TableColumn, TableReader, Tier, Value, WriteOptions, Written,
 };
 
 use crate::adapter::{CarlaRecording, score};
@@ -87,8 +87,14 @@ fn keep(e: Error) -> recfmt_core::Error {
 
 /// Every complete packet, up to a torn one. A log that ends inside a frame (without its
 /// FrameEnd packet) is cut before that frame's end too, and the integrity says so.
-fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
-    let integrity = copy_packets(source, target)
+fn copy(
+    source: &Path,
+    target: &Path,
+    _: &ReadOptions,
+    write: &WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Copied> {
+    recfmt_core::atomic::check_target(target, write.replace)?;
+    let integrity = copy_packets(source, target, write.replace)
         .map_err(recfmt_core::Error::from)
         .in_file(source)?;
     Ok(recfmt_core::Copied {
@@ -101,14 +107,14 @@ fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<re
     })
 }
 
-fn copy_packets(source: &Path, target: &Path) -> Result<Integrity, Error> {
+fn copy_packets(source: &Path, target: &Path, replace: Replace) -> Result<Integrity, Error> {
     use crate::Packet;
     let mut integrity = Integrity::default();
     let file = BufReader::with_capacity(crate::io::FILE_BUFFER, File::open(source)?);
     let mut reader = crate::Reader::new(file);
     let header = reader.read_header()?;
     let flavour = reader.detect_flavour()?;
-    let out = recfmt_core::AtomicFile::create(target)?;
+    let out = recfmt_core::AtomicFile::create(target, replace)?;
     let mut writer = crate::Writer::new(out, flavour);
     writer.write_header(&header)?;
     let mut packet = Packet::default();
@@ -233,6 +239,7 @@ fn from_table(
     input: &Path,
     output: &Path,
     options: &ReadOptions,
+    write: &WriteOptions,
     tables: &dyn TableReader,
 ) -> recfmt_core::Result<Written> {
     let flavour = build_option(&options.format_options)?.unwrap_or(Flavour::Carla0915);
@@ -240,15 +247,11 @@ fn from_table(
     if let Some(map) = options.format_options.get("map") {
         map.clone_into(&mut track_options.map);
     }
-    let name = output
-        .file_name()
-        .ok_or_else(|| recfmt_core::Error::invalid("the output needs a file name"))?;
-    let temp = output.with_file_name(format!(".{}.partial", name.to_string_lossy()));
     let csv = input
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let file = recfmt_core::AtomicFile::create(output, write.replace).in_file(output)?;
     let result = (|| -> recfmt_core::Result<TrackSummary> {
-        let file = std::io::BufWriter::new(File::create(&temp)?);
         let mut writer = TrackLogWriter::new(file, &track_options).map_err(keep)?;
         if csv {
             let mut rows = read_tracks_csv(input).map_err(keep)?;
@@ -264,20 +267,12 @@ fn from_table(
             })?;
         }
         let (file, summary) = writer.finish().map_err(keep)?;
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&temp, output)?;
+        file.commit().in_file(output)?;
         Ok(summary)
     })();
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            return Err(recfmt_core::Error::context(
-                format!("building a CARLA log from {}", input.display()),
-                e,
-            ));
-        }
-    };
+    let summary = result.map_err(|e| {
+        recfmt_core::Error::context(format!("building a CARLA log from {}", input.display()), e)
+    })?;
     Ok(Written {
         notes: vec![format!(
             "wrote {} ({} frames, {} actors, from {} rows)",

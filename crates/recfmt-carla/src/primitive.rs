@@ -130,6 +130,14 @@ impl Vector3 {
         }
     }
 
+    /// A vector of `width` from three `f64`s, or `None` when a finite component does not fit
+    /// the width (beyond ±3.4e38 in [`VectorWidth::F32`], where it would become infinite).
+    pub fn checked(width: VectorWidth, x: f64, y: f64, z: f64) -> Option<Self> {
+        let fits = |v: f64| !v.is_finite() || (v as f32).is_finite();
+        (width == VectorWidth::F64 || (fits(x) && fits(y) && fits(z)))
+            .then(|| Vector3::new(width, x, y, z))
+    }
+
     /// The width this vector is stored with.
     pub fn width(&self) -> VectorWidth {
         match self {

@@ -19,12 +19,12 @@
 //! [`CarlaWriterOptions::flavour`] sets one, else 0.9.15; the map and date come from the
 //! `map` and `date_unix` metadata when present.
 
-use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    ArrayValue, FrameBuf, Header as CoreHeader, RecordingWriter, Schema, StreamDesc, Value,
+    ArrayValue, AtomicFile, FrameBuf, Header as CoreHeader, RecordingWriter, Replace, Schema,
+    StreamDesc, Value, WriteOptions,
 };
 
 use crate::error::Error;
@@ -116,20 +116,38 @@ struct Native<W: Write + Seek> {
     additional: bool,
 }
 
-/// Creates a writer at `path` (the registry's `create`). The file is written under a
-/// temporary name beside `path` (`.<name>.<random>.partial`) and renamed when
-/// [`RecordingWriter::finish`] succeeds; nothing is created when the schema does not fit,
-/// and the partial file is removed when the writer is dropped unfinished.
-pub fn create(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
+/// Creates a writer at `path` (the registry's `create`), for the build of the `build` option
+/// (by default the header's `flavour` metadata, else 0.9.15) and the map of the `map`
+/// option. The file is written under a temporary name beside `path` and moved into place
+/// when [`RecordingWriter::finish`] succeeds, replacing an existing file only as `options`
+/// allow; nothing is created when the schema does not fit, and the partial file is removed
+/// when the writer is dropped unfinished.
+pub fn create(
+    path: &Path,
+    options: &WriteOptions,
+) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
     if path.file_name().is_none() {
         return Err(invalid("output path has no file name"));
     }
-    recfmt_core::atomic::check_target(path, recfmt_core::atomic::default_replace())?;
+    recfmt_core::atomic::check_target(path, options.replace)?;
+    let format = &options.format_options;
+    let flavour = format
+        .get("build")
+        .map(|build| {
+            build
+                .parse::<Flavour>()
+                .map_err(|e| invalid(format!("carla.build {build}: {e}")))
+        })
+        .transpose()?;
     Ok(Box::new(PathWriter {
         target: path.to_path_buf(),
-        temp: PathBuf::new(),
+        replace: options.replace,
+        options: CarlaWriterOptions {
+            flavour,
+            map: format.get("map").map(str::to_owned),
+            date: None,
+        },
         inner: None,
-        created: false,
     }))
 }
 
@@ -137,19 +155,16 @@ pub fn create(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
 #[derive(Debug)]
 struct PathWriter {
     target: PathBuf,
-    temp: PathBuf,
-    inner: Option<CarlaWriter<BufWriter<File>>>,
-    created: bool,
+    replace: Replace,
+    options: CarlaWriterOptions,
+    inner: Option<CarlaWriter<AtomicFile>>,
 }
 
 impl RecordingWriter for PathWriter {
     fn write_header(&mut self, header: &CoreHeader, schema: &Schema) -> recfmt_core::Result<()> {
-        let options = CarlaWriterOptions::default();
-        check_schema(schema, choose_flavour(&options, header))?;
-        let (temp, file) = recfmt_core::atomic::create_temp_file(&self.target)?;
-        self.temp = temp;
-        self.created = true;
-        let mut w = CarlaWriter::new(BufWriter::with_capacity(1 << 20, file), options);
+        check_schema(schema, choose_flavour(&self.options, header))?;
+        let file = AtomicFile::create(&self.target, self.replace)?;
+        let mut w = CarlaWriter::new(file, self.options.clone());
         w.write_header(header, schema)?;
         self.inner = Some(w);
         Ok(())
@@ -167,28 +182,11 @@ impl RecordingWriter for PathWriter {
             return Ok(());
         };
         w.finish()?;
-        let out = w
+        let file = w
             .into_inner()
             .ok_or_else(|| invalid("carla writer: no output after finish"))?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        recfmt_core::atomic::move_into_place(
-            &self.temp,
-            &self.target,
-            recfmt_core::atomic::default_replace(),
-        )?;
-        self.created = false;
+        file.commit()?;
         Ok(())
-    }
-}
-
-impl Drop for PathWriter {
-    fn drop(&mut self) {
-        if self.created {
-            self.inner = None;
-            recfmt_core::atomic::discard(&self.temp);
-        }
     }
 }
 
@@ -442,8 +440,14 @@ impl Row<'_> {
             .and_then(Value::as_f64)
             .ok_or_else(|| self.err(i, "expected a number"))
     }
+    /// A 32-bit float field: a finite value beyond its range is refused, not made infinite.
     fn f32(&self, i: usize) -> recfmt_core::Result<f32> {
-        Ok(self.f64(i)? as f32)
+        let v = self.f64(i)?;
+        let narrow = v as f32;
+        if v.is_finite() && narrow.is_infinite() {
+            return Err(self.err(i, "expected a value within the range of a 32-bit float"));
+        }
+        Ok(narrow)
     }
     fn u64(&self, i: usize) -> recfmt_core::Result<u64> {
         self.v
@@ -476,13 +480,16 @@ impl Row<'_> {
             _ => Err(self.err(i, "expected text")),
         }
     }
+    /// A vector of the build's width: in builds with 32-bit vectors, a finite component
+    /// beyond their range is refused, not made infinite.
     fn vector(&self, i: usize, width: crate::VectorWidth) -> recfmt_core::Result<Vector3> {
-        Ok(Vector3::new(
-            width,
-            self.f64(i)?,
-            self.f64(i + 1)?,
-            self.f64(i + 2)?,
-        ))
+        let (x, y, z) = (self.f64(i)?, self.f64(i + 1)?, self.f64(i + 2)?);
+        Vector3::checked(width, x, y, z).ok_or_else(|| {
+            self.err(
+                i,
+                "expected a vector within the range of this build's 32-bit floats",
+            )
+        })
     }
     fn f32_list(&self, i: usize) -> recfmt_core::Result<Vec<f32>> {
         match self.v.get(i) {

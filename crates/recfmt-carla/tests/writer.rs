@@ -127,7 +127,7 @@ fn create_writes_through_a_partial_file() {
 
     // A schema that does not fit leaves nothing behind.
     let s = StreamDesc::new("x", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
-    let mut w = create(&target).expect("writer");
+    let mut w = create(&target, &Default::default()).expect("writer");
     assert!(
         w.write_header(&Header::default(), &Schema { streams: vec![s] })
             .is_err()
@@ -147,7 +147,7 @@ fn create_writes_through_a_partial_file() {
     s.signals
         .insert(2, SignalDesc::scalar("blueprint", DType::Str));
     let schema = Schema { streams: vec![s] };
-    let mut w = create(&target).expect("writer");
+    let mut w = create(&target, &Default::default()).expect("writer");
     let mut header = Header::default();
     header.metadata.insert("map".into(), "Town07".into());
     w.write_header(&header, &schema).expect("header");
@@ -179,5 +179,72 @@ fn create_writes_through_a_partial_file() {
         p.iter()
             .any(|p| matches!(p, Packet::EventAdd(v) if v.len() == 1 && v[0].actor_type == 2))
     );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+/// The `build` option reaches the writer the registry creates: a log converted from a UE5
+/// build (f64 vectors) into 0.9.15 is written with 0.9.15's f32 vectors, and a position that
+/// f32 cannot hold is refused instead of written as infinity.
+#[test]
+fn the_build_option_reaches_the_registry_writer() {
+    let dir = std::env::temp_dir().join(format!("recfmt-carla-build-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let target = dir.join("out.log");
+    let mut s = StreamDesc::new(
+        "t",
+        SignalDesc::scalar("time", DType::F64),
+        TimeBase::SECONDS,
+    );
+    for n in ["id", "x", "y", "z", "roll", "pitch", "yaw"] {
+        s.signals.push(SignalDesc::scalar(n, DType::F64));
+    }
+    s.signals
+        .insert(2, SignalDesc::scalar("blueprint", DType::Str));
+    let schema = Schema { streams: vec![s] };
+    // The header says the rows came from a UE5 log.
+    let mut header = Header::default();
+    header.metadata.insert("flavour".into(), "ue5".into());
+    let write = |build: Option<&str>, x: f64| -> recfmt_core::Result<()> {
+        let mut options = recfmt_core::WriteOptions::default();
+        if let Some(build) = build {
+            options.format_options.push("build", build);
+        }
+        options.replace = recfmt_core::Replace::RegularFile;
+        let mut w = (FORMAT.create.expect("create"))(&target, &options)?;
+        w.write_header(&header, &schema)?;
+        let mut row = FrameBuf::default();
+        row.reset(0, 9);
+        row.values = vec![
+            recfmt_core::Value::Float(0.0),
+            recfmt_core::Value::UInt(3),
+            recfmt_core::Value::Str("vehicle.audi.tt".into()),
+            recfmt_core::Value::Float(x),
+            recfmt_core::Value::Float(2.0),
+            recfmt_core::Value::Float(3.0),
+            recfmt_core::Value::Float(0.0),
+            recfmt_core::Value::Float(0.0),
+            recfmt_core::Value::Float(45.0),
+        ];
+        w.write_frame(&row)?;
+        w.finish()
+    };
+    let flavour = || {
+        let bytes = std::fs::read(&target).expect("read");
+        CarlaRecording::new(&bytes[..], &Default::default(), None)
+            .expect("a log CARLA reads")
+            .flavour()
+            .map(|f| f.name())
+    };
+    write(None, 1.0).expect("written as the header says");
+    assert_eq!(flavour(), Some("ue5"));
+    write(Some("0.9.15"), 1.0).expect("written for 0.9.15");
+    assert_eq!(flavour(), Some("0.9.15"), "the option wins over the header");
+    let (_, p) = packets(&std::fs::read(&target).expect("read"));
+    assert!(p.iter().any(|p| matches!(p, Packet::EventAdd(v)
+        if v[0].location == recfmt_carla::Vector3::F32([100.0, 200.0, 300.0]))));
+    // 1e37 m is 1e39 cm: beyond f32, fine for f64.
+    let err = write(Some("0.9.15"), 1e37).expect_err("refused");
+    assert!(err.to_string().contains("32-bit"), "{err}");
+    write(Some("ue5"), 1e37).expect("f64 vectors hold it");
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }

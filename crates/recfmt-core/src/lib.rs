@@ -44,7 +44,7 @@ mod time;
 mod value;
 mod write;
 
-pub use atomic::{AtomicFile, DirLock, Replace, TempPath};
+pub use atomic::{AtomicDir, AtomicFile, CreatedDirs, DirLock, Replace, TempPath};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, NativeElement, StreamBatch, TimeSummary,
     VarBytes, read_batches_by_rows,
@@ -69,7 +69,7 @@ pub use time::{
     now_rfc3339, unix_to_rfc3339, unix_to_rfc3339_millis,
 };
 pub use value::{ArrayValue, FrameBuf, Value};
-pub use write::RecordingWriter;
+pub use write::{RecordingWriter, WriteOptions};
 
 /// An absolute instant (feature `hifitime`), re-exported so format crates and users name
 /// instants with the same type.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use crate::{DType, Error, Integrity, ReadOptions, RecordingReader, Result, Value};
+use crate::{DType, Error, Integrity, ReadOptions, RecordingReader, Result, Value, WriteOptions};
 
 /// The kind of value a format option or query parameter takes; values are checked against it
 /// before the format sees them.
@@ -191,8 +191,10 @@ impl FormatOptions {
 }
 
 /// Copies a recording into the same format through its faithful low-level reader and writer
-/// (every record, unknown ones kept). The target appears only when complete.
-pub type CopyFn = fn(source: &Path, target: &Path, options: &ReadOptions) -> Result<Copied>;
+/// (every record, unknown ones kept). The target appears only when complete, replacing an
+/// existing one only as `write` allows.
+pub type CopyFn =
+    fn(source: &Path, target: &Path, options: &ReadOptions, write: &WriteOptions) -> Result<Copied>;
 
 /// What a faithful copy did.
 #[derive(Debug, Clone, Default)]
@@ -206,7 +208,12 @@ pub struct Copied {
 }
 
 /// Writes every valid record of a damaged recording into a new file.
-pub type RecoverFn = fn(source: &Path, target: &Path, options: &ReadOptions) -> Result<Recovered>;
+pub type RecoverFn = fn(
+    source: &Path,
+    target: &Path,
+    options: &ReadOptions,
+    write: &WriteOptions,
+) -> Result<Recovered>;
 
 /// What a recovery did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -303,6 +310,7 @@ pub enum OutputSource {
             reader: &mut dyn RecordingReader,
             output: &Path,
             options: &ReadOptions,
+            write: &WriteOptions,
         ) -> Result<Written>,
     ),
     /// A recording of this very format, converted whole (no selection, range or merge). An
@@ -312,7 +320,12 @@ pub enum OutputSource {
         /// (`"NanoVer recordings (.traj/.state)"`).
         accepts: &'static str,
         /// Writes `output` from the recording at `input`.
-        write: fn(input: &Path, output: &Path, options: &ReadOptions) -> Result<Written>,
+        write: fn(
+            input: &Path,
+            output: &Path,
+            options: &ReadOptions,
+            write: &WriteOptions,
+        ) -> Result<Written>,
     },
     /// A table of rows (CARLA logs from trajectories): inputs with these extensions are read
     /// by the format itself, others through the [`TableReader`] given.
@@ -324,6 +337,7 @@ pub enum OutputSource {
             input: &Path,
             output: &Path,
             options: &ReadOptions,
+            write: &WriteOptions,
             tables: &dyn TableReader,
         ) -> Result<Written>,
     },

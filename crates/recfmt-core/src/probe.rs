@@ -43,8 +43,9 @@ pub enum Tier {
 
 /// Opens a recording at a path (a file or a directory).
 pub type OpenFn = fn(&Path, &ReadOptions) -> Result<Box<dyn RecordingReader>>;
-/// Creates a recording at a path.
-pub type CreateFn = fn(&Path) -> Result<Box<dyn RecordingWriter>>;
+/// Creates a recording at a path, with the options of this write (whether to replace an
+/// existing output, the format's own options).
+pub type CreateFn = fn(&Path, &crate::WriteOptions) -> Result<Box<dyn RecordingWriter>>;
 
 /// Everything the registry needs to know about one format, and everything the format can do.
 /// Each format crate exports one as `FORMAT`.
@@ -276,6 +277,31 @@ impl Registry {
             .format_options
             .resolve(format.info.id, format.options)?;
         Ok(resolved)
+    }
+
+    /// The options for writing `format`: `replace`, and those of `options` meant for it
+    /// (keys qualified with its id, and plain keys it knows; plain keys it does not know are
+    /// left to the format being read), checked.
+    pub fn write_options(
+        &self,
+        format: &FormatDescriptor,
+        replace: crate::Replace,
+        options: &crate::FormatOptions,
+    ) -> Result<crate::WriteOptions> {
+        let mut mine = crate::FormatOptions::new();
+        for (key, value) in options.pairs() {
+            let known = match key.split_once('.') {
+                Some((id, _)) => id.eq_ignore_ascii_case(format.info.id),
+                None => format.options.iter().any(|o| o.key == key),
+            };
+            if known {
+                mine.push(key, value);
+            }
+        }
+        Ok(crate::WriteOptions {
+            replace,
+            format_options: mine.resolve(format.info.id, format.options)?,
+        })
     }
 
     /// Checks format options before anything is read: every qualified key names a registered

@@ -1,6 +1,29 @@
-//! The generic writer trait.
+//! The generic writer trait, and the options every write call takes.
 
-use crate::{FrameBuf, Header, Result, Schema};
+use crate::{FormatOptions, FrameBuf, Header, Replace, Result, Schema};
+
+/// How to write one output: passed with each call that writes (a format's `create`, `copy`,
+/// `recover` and own outputs), never set for the whole process, so that two conversions in
+/// one process (two Python threads) each get what they asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Whether an existing output may be replaced (the command line's `--force`).
+    pub replace: Replace,
+    /// Options of the format being written (`build`, `version`, …), resolved for it by
+    /// [`Registry::write_options`](crate::Registry::write_options): keys unqualified, values
+    /// checked against the format's [`FormatOption`](crate::FormatOption)s.
+    pub format_options: FormatOptions,
+}
+
+impl WriteOptions {
+    /// Options that replace existing outputs when `force`, with no format options.
+    pub fn forced(force: bool) -> Self {
+        WriteOptions {
+            replace: Replace::forced(force),
+            ..WriteOptions::default()
+        }
+    }
+}
 
 /// Writes rows of streams into a recording format.
 pub trait RecordingWriter {

@@ -199,6 +199,8 @@ pub struct Hdf5Options {
     /// compresses on the calling thread. The file is the same either way. See
     /// [the module docs](self#parallel-compression).
     pub compression_threads: usize,
+    /// Whether an existing file at the output path may be replaced (default: no).
+    pub replace: recfmt_core::Replace,
 }
 
 impl Default for Hdf5Options {
@@ -211,6 +213,7 @@ impl Default for Hdf5Options {
             metadata: Metadata::new(),
             skip_omitted_values: false,
             compression_threads: 0,
+            replace: recfmt_core::Replace::Never,
         }
     }
 }
@@ -307,7 +310,8 @@ impl Hdf5Writer {
                 path.display()
             )));
         }
-        let temp = recfmt_core::TempPath::reserve(path).map_err(|e| Error::io(path, e))?;
+        let temp = recfmt_core::TempPath::reserve(path, options.replace)
+            .map_err(|e| Error::io(path, e))?;
         let h5 = |e: hdf5_pure::Error| hdf5_error(path, "creating the file", e);
 
         // Declare everything, then write the (small) skeleton file.

@@ -102,7 +102,7 @@ mod writers;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use recfmt_core::{AtomicFile, BatchSet, DirLock, Metadata, RecordingReader};
+use recfmt_core::{AtomicFile, BatchSet, CreatedDirs, DirLock, Metadata, RecordingReader, Replace};
 
 pub use arrow_array::{RecordBatch, RecordBatchReader, RecordBatchWriter};
 pub use arrow_schema::{ArrowError, SchemaRef};
@@ -119,7 +119,9 @@ pub use merge::{
     Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
     count_rows, raster_rows,
 };
-pub use partition::{SOURCE_COLUMN, export_partitioned, partition_dir, source_name};
+pub use partition::{
+    SOURCE_COLUMN, check_partitioned, export_partitioned, partition_dir, source_name,
+};
 pub use pending::PendingMetadata;
 pub use reading::StreamBatchReader;
 pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
@@ -216,6 +218,9 @@ pub struct ExportOptions {
     /// More schema-level metadata, still being computed when the export starts (the input's
     /// SHA-256): each table waits for it when it is opened. It overrides `metadata`.
     pub pending_metadata: Option<PendingMetadata>,
+    /// Whether existing tables of the same names may be replaced (the command line's
+    /// `--force`); otherwise the export is refused before anything is read.
+    pub replace: Replace,
 }
 
 impl ExportOptions {
@@ -231,6 +236,7 @@ impl ExportOptions {
             csv: CsvOptions::default(),
             metadata: Metadata::new(),
             pending_metadata: None,
+            replace: Replace::Never,
         }
     }
 }
@@ -324,6 +330,23 @@ pub(crate) fn commit_all(finished: Vec<writers::Finished>) -> Result<Vec<StreamO
     Ok(outputs)
 }
 
+/// The tables [`export_tables`] writes for `schema` into `out_dir`, refused before anything is
+/// read when one exists and [`ExportOptions::replace`] does not allow replacing it (or it is
+/// not a regular file). Front ends call it before they start reading the input for anything
+/// else (a digest of the input).
+pub fn check_tables(
+    schema: &recfmt_core::Schema,
+    out_dir: &Path,
+    options: &ExportOptions,
+) -> Result<Vec<PathBuf>, Error> {
+    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
+    let paths = output_paths(out_dir, &names, options.format.extension());
+    for path in &paths {
+        recfmt_core::atomic::check_target(path, options.replace).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(paths)
+}
+
 /// Reads `reader` to the end and writes one table per stream into `out_dir`.
 ///
 /// Each stream with rows becomes `out_dir/<stream>.<ext>` ([`file_stem`] of the stream name;
@@ -346,20 +369,15 @@ pub fn export_tables(
         return Err(Error::Invalid("batch_rows must be at least 1".into()));
     }
     sink::check_format(options.format)?;
-    let created_dir = !out_dir.exists();
-    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
-    let result = DirLock::acquire(out_dir)
-        .map_err(|e| Error::io(out_dir, e))
-        .and_then(|lock| {
-            let report = export_tables_locked(reader, out_dir, options, progress);
-            drop(lock);
-            report
-        });
-    if result.is_err() && created_dir {
-        // Leave the parent as it was: a folder this run made goes again (only when empty).
-        let _ = std::fs::remove_dir(out_dir);
+    // Folders this run makes go again (only when empty) if it fails or is interrupted.
+    let created = CreatedDirs::create(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let lock = DirLock::acquire(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let report = export_tables_locked(reader, out_dir, options, progress);
+    drop(lock);
+    if report.is_ok() {
+        created.keep();
     }
-    result
+    report
 }
 
 /// [`export_tables`] once `out_dir` exists and is locked for this run.
@@ -375,8 +393,7 @@ fn export_tables_locked(
     let paths = output_paths(out_dir, &names, options.format.extension());
     // Refused before anything is read: an existing table is replaced only when allowed.
     for path in &paths {
-        recfmt_core::atomic::check_target(path, recfmt_core::atomic::default_replace())
-            .map_err(|e| Error::io(path, e))?;
+        recfmt_core::atomic::check_target(path, options.replace).map_err(|e| Error::io(path, e))?;
     }
     let plans = paths
         .into_iter()

@@ -61,6 +61,8 @@ pub struct McapOptions {
     pub pending_metadata: Option<PendingMetadata>,
     /// Entity positions as `foxglove.SceneUpdate`.
     pub scene: Option<SceneSpec>,
+    /// Whether an existing file at the output path may be replaced (default: no).
+    pub replace: recfmt_core::Replace,
 }
 
 /// What [`export_mcap`] wrote.
@@ -201,7 +203,7 @@ pub fn export_mcap(
         .and_then(|r| r.to_system(0.0, TimeSystem::Utc))
         .map_or(0, |unix| (unix * 1e9).round() as i128);
 
-    let file = AtomicFile::create(path).map_err(|e| Error::io(path, e))?;
+    let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
     let mut writer = ::mcap::WriteOptions::new()
         .compression(Some(::mcap::Compression::Zstd))
         .profile("")

@@ -6,13 +6,18 @@
 //! `pyarrow.dataset` read `<root>/<stream>` as one table over every recording exported there.
 //! Adding a recording adds its own folders and touches no other file; exporting a recording
 //! again replaces only its own parts (when replacing is allowed: the command line's `--force`,
-//! [`recfmt_core::atomic::set_default_replace`]).
+//! [`ExportOptions::replace`]).
+//!
+//! One run at a time writes a recording into a dataset (a lock file per recording in the
+//! dataset's folder); a run that holds it first removes what a killed run of the same
+//! recording left (`.part-0.parquet.<random>.partial`), so the dataset stays readable, and
+//! a failed or interrupted run removes the folders it created.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field};
-use recfmt_core::{BatchSet, RecordingReader};
+use recfmt_core::{BatchSet, CreatedDirs, DirLock, RecordingReader};
 
 use crate::{
     Error, ExportOptions, ExportReport, TableFormat, commit_all, mapping, read_all_batches,
@@ -54,6 +59,16 @@ pub fn source_name(path: &Path) -> String {
 /// assert_eq!(dir, Path::new("out/NAV/source=a%2Fb%3Dc"));
 /// ```
 pub fn partition_dir(root: &Path, stream_dir: &str, source: &str) -> PathBuf {
+    root.join(stream_dir)
+        .join(format!("{SOURCE_COLUMN}={}", escape_source(source)))
+}
+
+/// Hive's name for a missing partition value: a folder `source=__HIVE_DEFAULT_PARTITION__`
+/// reads back as a null source.
+const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// `source` as a partition value (see [`partition_dir`]).
+fn escape_source(source: &str) -> String {
     let mut escaped = String::with_capacity(source.len());
     for c in source.chars() {
         if c.is_control() || "\"#%'*/:=?\\{}[]^<>|".contains(c) {
@@ -68,8 +83,20 @@ pub fn partition_dir(root: &Path, stream_dir: &str, source: &str) -> PathBuf {
     if escaped.is_empty() || escaped == "." || escaped == ".." {
         escaped = escaped.replace('.', "%2E");
     }
-    root.join(stream_dir)
-        .join(format!("{SOURCE_COLUMN}={escaped}"))
+    escaped
+}
+
+/// The lock file of one recording in a dataset: `.recfmt.source=<name>.lock` in the root
+/// (a hash stands for a name too long for a file name).
+fn lock_name(source: &str) -> String {
+    let escaped = escape_source(source);
+    if escaped.len() <= 200 {
+        return format!(".recfmt.{SOURCE_COLUMN}={escaped}.lock");
+    }
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    source.hash(&mut hasher);
+    format!(".recfmt.{SOURCE_COLUMN}#{:016x}.lock", hasher.finish())
 }
 
 /// True for the part files this module writes (`part-<n>.parquet`).
@@ -77,6 +104,34 @@ fn is_part_file(name: &str) -> bool {
     name.strip_prefix("part-")
         .and_then(|rest| rest.strip_suffix(".parquet"))
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The partition folders [`export_partitioned`] writes `schema`'s streams of recording
+/// `source` into, refused before anything is read or created when the recording is already
+/// in the dataset and [`ExportOptions::replace`] does not allow replacing it, or when its
+/// name is Hive's null.
+pub fn check_partitioned(
+    schema: &recfmt_core::Schema,
+    root: &Path,
+    source: &str,
+    options: &ExportOptions,
+) -> Result<Vec<PathBuf>, Error> {
+    if escape_source(source) == HIVE_NULL {
+        return Err(Error::Invalid(format!(
+            "a recording named {HIVE_NULL} would read back as a null source (Hive's name for a missing value); give it another name (--source NAME)"
+        )));
+    }
+    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
+    let dirs: Vec<PathBuf> = unique_stems(&names)
+        .iter()
+        .map(|stem| partition_dir(root, stem, source))
+        .collect();
+    for dir in &dirs {
+        let path = dir.join("part-0.parquet");
+        recfmt_core::atomic::check_target(&path, options.replace)
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    Ok(dirs)
 }
 
 /// Reads `reader` to the end and writes each stream with rows into the Hive-partitioned
@@ -88,8 +143,11 @@ fn is_part_file(name: &str) -> bool {
 /// The parts appear only once every table is complete; then part files left in this
 /// recording's folders by an earlier export are removed, so exporting a recording again
 /// replaces it. That is refused before anything is read unless replacing existing files is
-/// allowed ([`recfmt_core::atomic::default_replace`]). Other recordings' folders are never
-/// touched.
+/// allowed ([`ExportOptions::replace`]), and while another run writes the same recording
+/// into `root` (a lock file per recording). Temporary files a killed run of this recording
+/// left are removed first; folders this run created are removed again when it fails or is
+/// interrupted. Other recordings' folders are never touched. A recording named
+/// `__HIVE_DEFAULT_PARTITION__` (Hive's null) is refused.
 pub fn export_partitioned(
     reader: &mut dyn RecordingReader,
     root: &Path,
@@ -109,20 +167,18 @@ pub fn export_partitioned(
     crate::sink::check_format(options.format)?;
     let header = reader.header().clone();
     let schema = reader.schema().clone();
-    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
-    let dirs: Vec<PathBuf> = unique_stems(&names)
-        .iter()
-        .map(|stem| partition_dir(root, stem, source))
-        .collect();
-    // Refused before anything is read or created: this recording is already in the dataset.
-    let replace = recfmt_core::atomic::default_replace();
+    let dirs = check_partitioned(&schema, root, source, options)?;
+    std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    let lock = DirLock::acquire_named(root, &lock_name(source)).map_err(|e| Error::io(root, e))?;
     for dir in &dirs {
-        let path = dir.join("part-0.parquet");
-        recfmt_core::atomic::check_target(&path, replace).map_err(|e| Error::io(&path, e))?;
+        lock.remove_leftovers(dir).map_err(|e| Error::io(dir, e))?;
     }
+    // Again under the lock: another run may have added this recording meanwhile.
+    check_partitioned(&schema, root, source, options)?;
     let mut plans = Vec::with_capacity(dirs.len());
+    let mut created = Vec::with_capacity(dirs.len());
     for (dir, desc) in dirs.iter().zip(&schema.streams) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        created.push(CreatedDirs::create(dir).map_err(|e| Error::io(dir, e))?);
         // A signal named `source` is written as `source_2` (see `column_names`).
         let table = mapping::arrow_schema_with_reserving(
             &header,
@@ -147,6 +203,7 @@ pub fn export_partitioned(
         writers.send(batch).map(|()| true)
     })?;
     let outputs = commit_all(writers.finish()?)?;
+    created.into_iter().for_each(CreatedDirs::keep);
 
     // Earlier parts of this recording that this export did not write again.
     for dir in &dirs {
@@ -168,6 +225,7 @@ pub fn export_partitioned(
             let _ = std::fs::remove_dir(stream_dir);
         }
     }
+    drop(lock);
     let (done, total) = reader.progress();
     progress(done, total);
     Ok(ExportReport { outputs })

@@ -77,7 +77,7 @@ impl Sink {
         first: Option<&RecordBatch>,
     ) -> Result<Self, Error> {
         check_format(options.format)?;
-        let file = AtomicFile::create(path).map_err(|e| Error::io(path, e))?;
+        let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
             TableFormat::Parquet => Inner::Parquet(Box::new(parquet_writer(

@@ -215,18 +215,19 @@ fn exporting_a_recording_again_replaces_only_its_parts() {
         "{err}"
     );
     assert!(stale.exists());
-    // Allowed: `a` again, now without EVT rows: its EVT part goes, b's stays. (The only test
-    // here that changes the process-wide policy.)
-    recfmt_core::atomic::set_default_replace(recfmt_core::atomic::Replace::RegularFile);
-    let again = export_partitioned(
+    // Allowed: `a` again, now without EVT rows: its EVT part goes, b's stays.
+    let replacing = ExportOptions {
+        replace: recfmt_core::Replace::RegularFile,
+        ..options()
+    };
+    export_partitioned(
         &mut recording(2, 0, 50.0),
         root,
         "a",
-        &options(),
+        &replacing,
         &mut |_, _| {},
-    );
-    recfmt_core::atomic::set_default_replace(recfmt_core::atomic::Replace::Never);
-    again.unwrap();
+    )
+    .unwrap();
     assert!(!stale.exists());
     assert!(unrelated.exists());
     assert!(!partition_dir(root, "EVT", "a").exists());

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use recfmt_core::{
-    Integrity, OutputSource, ReadOptions, RecordingReader, ResultExt, SpecialOutput, Written,
+    Integrity, OutputSource, ReadOptions, RecordingReader, ResultExt, SpecialOutput, WriteOptions,
+    Written,
 };
 
 use crate::continuous::{self, ContinuousFrame};
@@ -17,20 +18,26 @@ pub(crate) fn copy(
     source: &Path,
     target: &Path,
     options: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Copied> {
+    recfmt_core::atomic::check_target(target, write.replace)?;
     if crate::adapter::starts_with_magic(source).in_file(source)? {
-        copy_continuous(source, target, options)
+        copy_continuous(source, target, options, write)
     } else {
-        copy_normal(source, target)
+        copy_normal(source, target, write)
     }
 }
 
 /// The copy keeps the tape's three containers and every complete frame: a tape cut inside a
 /// frame loses that frame (the cut container's size field set to the frames kept), one cut
 /// inside its header cannot be copied.
-fn copy_normal(source: &Path, target: &Path) -> recfmt_core::Result<recfmt_core::Copied> {
+fn copy_normal(
+    source: &Path,
+    target: &Path,
+    write: &WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Copied> {
     let (tape, cut) = crate::normal::NormalTape::open_lenient(source).in_file(source)?;
-    let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
+    let out = recfmt_core::AtomicFile::create(target, write.replace).in_file(target)?;
     let out = tape.write_gzip(out).in_file(target)?;
     out.commit().in_file(target)?;
     let mut integrity = Integrity::default();
@@ -62,6 +69,7 @@ fn copy_continuous(
     source: &Path,
     target: &Path,
     options: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Copied> {
     let mut reader = continuous::Reader::open_with(source, options).in_file(source)?;
     let mut frame = ContinuousFrame::default();
@@ -70,7 +78,7 @@ fn copy_continuous(
     let mut more = reader.read_frame(&mut frame).in_file(source)?;
     let mut header = reader.header().clone();
     header.compression = reader.compressed();
-    let out = recfmt_core::AtomicFile::create(target).in_file(target)?;
+    let out = recfmt_core::AtomicFile::create(target, write.replace).in_file(target)?;
     let mut writer = continuous::Writer::new(out, &header).in_file(target)?;
     let mut frames = 0u64;
     while more {
@@ -117,16 +125,19 @@ fn write_tracks(
     format: TrackFormat,
     reader: &mut dyn RecordingReader,
     output: &Path,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
+    recfmt_core::atomic::check_target(output, write.replace)?;
     let epoch = reader
         .header()
         .time
         .and_then(|t| t.to_system(0.0, recfmt_core::TimeSystem::Utc));
     let tracks = Tracks::from_reader(reader)?;
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut file = recfmt_core::AtomicFile::create(output)?;
+    let folders = match output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => recfmt_core::CreatedDirs::create(parent).in_file(parent)?,
+        None => recfmt_core::CreatedDirs::default(),
+    };
+    let mut file = recfmt_core::AtomicFile::create(output, write.replace).in_file(output)?;
     format.write(
         &tracks,
         &mut file,
@@ -135,7 +146,8 @@ fn write_tracks(
             ..Default::default()
         },
     )?;
-    file.commit()?;
+    file.commit().in_file(output)?;
+    folders.keep();
     let points: usize = tracks.iter().map(|t| t.points.len()).sum();
     Ok(Written {
         notes: vec![format!(
@@ -151,16 +163,18 @@ fn kml(
     reader: &mut dyn RecordingReader,
     output: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
-    write_tracks(TrackFormat::Kml, reader, output)
+    write_tracks(TrackFormat::Kml, reader, output, write)
 }
 
 fn gpx(
     reader: &mut dyn RecordingReader,
     output: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<Written> {
-    write_tracks(TrackFormat::Gpx, reader, output)
+    write_tracks(TrackFormat::Gpx, reader, output, write)
 }
 
 /// KML and GPX tracks, from any recording with position signals.

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use recfmt_core::{AtomicFile, DType, FrameBuf, Header, RecordingWriter, Schema, Shape, Value};
+use recfmt_core::{
+    AtomicFile, DType, FrameBuf, Header, RecordingWriter, Replace, Schema, Shape, Value,
+};
 
 use crate::continuous::{
     self, ContinuousFrame, ContinuousHeader, ExtraProperty, ITEM_EXTRA_PROPERTIES,
@@ -67,6 +69,7 @@ use crate::signals::{Interpolation, SignalType, SignalValue, normalise};
 #[derive(Debug)]
 pub struct FgTapeWriter {
     path: PathBuf,
+    replace: Replace,
     compression: bool,
     recovery: bool,
     open: Option<Open>,
@@ -125,15 +128,22 @@ struct Pending {
 }
 
 impl FgTapeWriter {
-    /// A writer that will create the tape at `path` (replacing a file there) when the header
-    /// is written.
+    /// A writer that will create the tape at `path` when the header is written (an existing
+    /// file is kept: see [`FgTapeWriter::with_replace`]).
     pub fn create(path: impl AsRef<Path>) -> Self {
         FgTapeWriter {
             path: path.as_ref().to_path_buf(),
+            replace: Replace::Never,
             compression: false,
             recovery: false,
             open: None,
         }
+    }
+
+    /// Whether an existing file at the path may be replaced.
+    pub fn with_replace(mut self, replace: Replace) -> Self {
+        self.replace = replace;
+        self
     }
 
     /// Writes every frame as raw DEFLATE (`continuous-compression` 1, FlightGear `next` from
@@ -599,7 +609,7 @@ impl RecordingWriter for FgTapeWriter {
             }
             None => Vec::new(),
         };
-        let file = AtomicFile::create(&self.path)?;
+        let file = AtomicFile::create(&self.path, self.replace)?;
         let writer = continuous::Writer::new(file, &continuous_header)?;
         self.open = Some(Open {
             writer,
@@ -707,8 +717,14 @@ impl RecordingWriter for FgTapeWriter {
 }
 
 /// The registry's [`recfmt_core::CreateFn`].
-pub(crate) fn create(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
-    Ok(Box::new(FgTapeWriter::create(path)))
+pub(crate) fn create(
+    path: &Path,
+    write: &recfmt_core::WriteOptions,
+) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
+    recfmt_core::atomic::check_target(path, write.replace)?;
+    Ok(Box::new(
+        FgTapeWriter::create(path).with_replace(write.replace),
+    ))
 }
 
 #[cfg(test)]

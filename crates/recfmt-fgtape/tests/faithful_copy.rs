@@ -12,7 +12,7 @@ use std::path::Path;
 
 use recfmt_core::{
     DType, FrameBuf, Header, Integrity, IntegrityStatus, ReadOptions, RecordingReader,
-    RecordingWriter, Schema, SignalDesc, StreamDesc, TimeBase, Value,
+    RecordingWriter, Schema, SignalDesc, StreamDesc, TimeBase, Value, WriteOptions,
 };
 use recfmt_fgtape::continuous::{ContinuousFrame, ContinuousHeader, Reader, Writer};
 use recfmt_fgtape::mp::{MP_MAGIC, POS_DATA_ID};
@@ -188,7 +188,12 @@ fn boundaries(bytes: &[u8]) -> Vec<usize> {
 
 fn copy(source: &Path, target: &Path) -> recfmt_core::Result<recfmt_core::Copied> {
     let copy = FORMAT.copy.unwrap();
-    copy(source, target, &ReadOptions::default())
+    copy(
+        source,
+        target,
+        &ReadOptions::default(),
+        &WriteOptions::default(),
+    )
 }
 
 #[test]
@@ -387,7 +392,7 @@ fn strict_copies_refuse_a_cut_frame() {
         strict: true,
         ..ReadOptions::default()
     };
-    let e = (FORMAT.copy.unwrap())(&cut, &target, &strict).unwrap_err();
+    let e = (FORMAT.copy.unwrap())(&cut, &target, &strict, &WriteOptions::default()).unwrap_err();
     assert!(e.to_string().contains("file ends early"), "{e}");
     assert!(!target.exists());
 }

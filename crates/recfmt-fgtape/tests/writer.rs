@@ -256,7 +256,7 @@ fn the_registry_can_create_tapes() {
     let create = FORMAT.create.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.fgtape");
-    let mut w = create(&path).unwrap();
+    let mut w = create(&path, &Default::default()).unwrap();
     let mut s = stream(
         "signals",
         SignalDesc::scalar("t", DType::F64),
@@ -275,7 +275,7 @@ fn the_registry_can_create_tapes() {
     // Not finished: dropping the writer leaves no file.
     drop(w);
     assert!(!path.exists());
-    let mut w = create(&path).unwrap();
+    let mut w = create(&path, &Default::default()).unwrap();
     let mut s = stream(
         "signals",
         SignalDesc::scalar("t", DType::F64),

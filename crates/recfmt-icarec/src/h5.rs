@@ -59,8 +59,8 @@ use hdf5_pure::{
 use recfmt_core::{
     ArrayValue, BatchSet, ColumnData, DType, Error as CoreError, FormatDescriptor, FormatInfo,
     FrameBuf, Header, Integrity, IntegrityStatus, Limits, Metadata, ReadOptions, RecordingReader,
-    RecordingWriter, Result, Schema as CoreSchema, Score, Shape, SignalDesc, StreamDesc, Tier,
-    TimeBase, TimeReference, TimeSystem, Value,
+    RecordingWriter, Replace, Result, Schema as CoreSchema, Score, Shape, SignalDesc, StreamDesc,
+    Tier, TimeBase, TimeReference, TimeSystem, Value, WriteOptions,
 };
 
 use crate::recording::{DYNAMIC_STREAM, STATIC_STREAM};
@@ -135,11 +135,11 @@ fn open_h5_boxed(path: &Path, options: &ReadOptions) -> Result<Box<dyn Recording
     Ok(Box::new(IcarusH5Recording::open(path, options)?))
 }
 
-fn create_h5_boxed(path: &Path) -> Result<Box<dyn RecordingWriter>> {
-    Ok(Box::new(IcarusH5Writer::new(
-        path,
-        IcarusH5Options::default(),
-    )))
+fn create_h5_boxed(path: &Path, write: &WriteOptions) -> Result<Box<dyn RecordingWriter>> {
+    recfmt_core::atomic::check_target(path, write.replace)?;
+    Ok(Box::new(
+        IcarusH5Writer::new(path, IcarusH5Options::default()).with_replace(write.replace),
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1195,6 +1195,7 @@ struct Open {
 #[derive(Debug)]
 pub struct IcarusH5Writer {
     path: PathBuf,
+    replace: Replace,
     options: IcarusH5Options,
     open: Option<Open>,
     streams: Option<CoreSchema>,
@@ -1203,16 +1204,24 @@ pub struct IcarusH5Writer {
 }
 
 impl IcarusH5Writer {
-    /// A writer that will create (or replace) the file `path`.
+    /// A writer that will create the file `path` (an existing file is kept: see
+    /// [`IcarusH5Writer::with_replace`]).
     pub fn new(path: &Path, options: IcarusH5Options) -> Self {
         IcarusH5Writer {
             path: path.to_path_buf(),
+            replace: Replace::Never,
             options,
             open: None,
             streams: None,
             failed: false,
             written: 0,
         }
+    }
+
+    /// Whether an existing file at the path may be replaced.
+    pub fn with_replace(mut self, replace: Replace) -> Self {
+        self.replace = replace;
+        self
     }
 
     /// Frames written so far.
@@ -1307,7 +1316,7 @@ impl IcarusH5Writer {
                 self.path.display()
             )));
         }
-        let temp = recfmt_core::TempPath::reserve(&self.path)?;
+        let temp = recfmt_core::TempPath::reserve(&self.path, self.replace)?;
 
         // Declare everything (empty, unlimited, chunked), write that skeleton, then reopen it
         // for bounded-memory appends.

@@ -7,18 +7,25 @@ use std::path::Path;
 
 use recfmt_core::{
     Compatibility, Findings, Integrity, ReadOptions, ResultExt, StateAt, TimeReference, TimeSystem,
+    WriteOptions,
 };
 
 use crate::{Error, IcarecDir, METADATA_FILE, OpenOptions, SCHEMA_FILE, Schema, schema_checksum};
 
 type CoreResult<T> = recfmt_core::Result<T>;
 
+/// Copies into a temporary folder moved into place when complete (see
+/// [`crate::IcarecWriter::create`] for what an existing folder gets).
 pub(crate) fn copy(
     source: &Path,
     target: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> CoreResult<recfmt_core::Copied> {
-    crate::copy_recording(source, target, &OpenOptions::default()).in_file(source)?;
+    let folder =
+        recfmt_core::AtomicDir::create(target, write.replace, &crate::recording::RECORDING_FILES)?;
+    crate::copy_recording(source, folder.path(), &OpenOptions::default()).in_file(source)?;
+    folder.commit().in_file(target)?;
     Ok(recfmt_core::Copied {
         summary: format!(
             "copied {} to {} frame for frame",

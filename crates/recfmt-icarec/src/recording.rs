@@ -19,9 +19,9 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    ArrayValue, BatchSet, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity, Metadata,
-    ReadOptions, RecordingReader, RecordingWriter, Schema as CoreSchema, Shape, SignalDesc,
-    StreamBatch, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
+    ArrayValue, AtomicDir, BatchSet, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity,
+    Metadata, ReadOptions, RecordingReader, RecordingWriter, Replace, Schema as CoreSchema, Shape,
+    SignalDesc, StreamBatch, StreamDesc, TimeBase, TimeReference, TimeSystem, Value, WriteOptions,
 };
 use semver::Version;
 
@@ -32,6 +32,7 @@ use crate::schema::{Column, Lifecycle, Placed, Schema, SchemaBuilder, SignalSpec
 use crate::time::TimeSpec;
 use crate::types::{SignalType, f64_at, i64_at};
 use crate::writer::{MetadataMode, Writer, WriterOptions, recorder};
+use crate::{DYNAMIC_FILE, METADATA_FILE, SCHEMA_FILE, STATIC_FILE};
 
 /// Name of the per-frame stream.
 pub const DYNAMIC_STREAM: &str = "dynamic";
@@ -645,10 +646,18 @@ pub(crate) fn open_boxed(
     Ok(Box::new(IcarecRecording::open(path, &open)?))
 }
 
-/// Creates a writer for the registry (replacing a recording already at `path`).
-pub(crate) fn create_boxed(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
-    Ok(Box::new(IcarecWriter::new(path, true)))
+/// Creates a writer for the registry, refusing at once a folder that holds files unless
+/// `write` allows replacing (see [`IcarecWriter::create`]).
+pub(crate) fn create_boxed(
+    path: &Path,
+    write: &WriteOptions,
+) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
+    Ok(Box::new(IcarecWriter::create(path, write.replace)?))
 }
+
+/// The files of a recording folder.
+pub(crate) const RECORDING_FILES: [&str; 4] =
+    [SCHEMA_FILE, STATIC_FILE, DYNAMIC_FILE, METADATA_FILE];
 
 /// How one input column is stored.
 #[derive(Debug, Clone, Copy)]
@@ -695,20 +704,39 @@ struct Open {
 #[derive(Debug)]
 pub struct IcarecWriter {
     path: PathBuf,
-    overwrite: bool,
+    replace: Replace,
+    /// The temporary folder written, moved into place by `finish`.
+    folder: Option<AtomicDir>,
     open: Option<Open>,
     streams: Option<CoreSchema>,
 }
 
 impl IcarecWriter {
-    /// A writer that will create the directory `path`.
+    /// A writer that will create the recording folder `path`, checked when the header is
+    /// written (see [`IcarecWriter::create`]; `overwrite` allows replacing).
     pub fn new(path: &Path, overwrite: bool) -> Self {
         IcarecWriter {
             path: path.to_path_buf(),
-            overwrite,
+            replace: Replace::forced(overwrite),
+            folder: None,
             open: None,
             streams: None,
         }
+    }
+
+    /// A writer that will create the recording folder `path`, checked now: the recording is
+    /// written into a temporary folder beside it and moved into place by
+    /// [`RecordingWriter::finish`]. A folder that already holds files is refused unless
+    /// `replace` allows replacing; then the recording's files replace those of the same
+    /// names (which must be regular files), others stay, and a failure puts back every file
+    /// already moved. An unfinished writer leaves nothing.
+    pub fn create(path: &Path, replace: Replace) -> Result<Self> {
+        let folder =
+            AtomicDir::create(path, replace, &RECORDING_FILES).map_err(|e| Error::io(path, e))?;
+        Ok(IcarecWriter {
+            folder: Some(folder),
+            ..IcarecWriter::new(path, replace == Replace::RegularFile)
+        })
     }
 }
 
@@ -1050,10 +1078,16 @@ impl IcarecWriter {
                 recorder: Some(recorder()),
                 ..crate::MetadataDoc::default()
             }),
-            overwrite: self.overwrite,
+            overwrite: false,
             compute_checksum: true,
         };
-        let writer = Writer::create(&self.path, built, &static_block, options)?;
+        let folder = match self.folder.take() {
+            Some(folder) => folder,
+            None => AtomicDir::create(&self.path, self.replace, &RECORDING_FILES)
+                .map_err(|e| Error::io(&self.path, e))?,
+        };
+        let writer = Writer::create(folder.path(), built, &static_block, options)?;
+        self.folder = Some(folder);
         self.open = Some(Open {
             writer,
             dynamic,
@@ -1119,9 +1153,13 @@ impl RecordingWriter for IcarecWriter {
     }
 
     fn finish(&mut self) -> recfmt_core::Result<()> {
-        match self.open.as_mut() {
-            Some(open) => Ok(open.writer.finish()?),
-            None => Ok(()),
+        let Some(open) = self.open.as_mut() else {
+            return Ok(());
+        };
+        open.writer.finish()?;
+        if let Some(folder) = self.folder.take() {
+            folder.commit().map_err(|e| Error::io(&self.path, e))?;
         }
+        Ok(())
     }
 }

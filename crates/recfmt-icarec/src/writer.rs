@@ -358,7 +358,7 @@ impl Drop for Writer {
 /// Writes one file of the recording folder being written (which this writer owns, so its own
 /// earlier files are replaced).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = AtomicFile::create_with(path, recfmt_core::Replace::RegularFile)
+    let mut f = AtomicFile::create(path, recfmt_core::Replace::RegularFile)
         .map_err(|e| Error::io(path, e))?;
     f.write_all(bytes).map_err(|e| Error::io(path, e))?;
     f.commit().map_err(|e| Error::io(path, e))

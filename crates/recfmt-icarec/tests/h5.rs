@@ -250,7 +250,7 @@ fn vulcan_layout_converts_to_icarec_and_back() {
     // run.h5 → icarec through the registry's generic writer.
     let icarec = dir.path().join("run.icarec");
     let mut reader = open(&h5);
-    let mut writer = (recfmt_icarec::FORMAT.create.unwrap())(&icarec).unwrap();
+    let mut writer = (recfmt_icarec::FORMAT.create.unwrap())(&icarec, &Default::default()).unwrap();
     writer
         .write_header(reader.header(), reader.schema())
         .unwrap();
@@ -360,7 +360,7 @@ fn icarec_to_icarus_h5_to_icarec_keeps_every_value() {
     // Back to ICAREC through the registry's writer.
     let back = dir.path().join("back.icarec");
     let mut reader = open(&h5);
-    let mut writer = (recfmt_icarec::FORMAT.create.unwrap())(&back).unwrap();
+    let mut writer = (recfmt_icarec::FORMAT.create.unwrap())(&back, &Default::default()).unwrap();
     writer
         .write_header(reader.header(), reader.schema())
         .unwrap();

@@ -253,7 +253,7 @@ fn the_generic_writer_rebuilds_every_type() {
     let dst = tmp.path().join("dst");
     let mut reader = IcarecRecording::open(&src, &OpenOptions::default()).unwrap();
     let mut writer: Box<dyn RecordingWriter> =
-        (recfmt_icarec::FORMAT.create.unwrap())(&dst).unwrap();
+        (recfmt_icarec::FORMAT.create.unwrap())(&dst, &Default::default()).unwrap();
     writer
         .write_header(reader.header(), reader.schema())
         .unwrap();

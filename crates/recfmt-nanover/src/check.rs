@@ -35,7 +35,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use prost::Message;
-use recfmt_core::{AtomicFile, Limits, ResultExt};
+use recfmt_core::{AtomicFile, Limits, Replace, ResultExt};
 
 use crate::aggregate::FrameView;
 use crate::error::{Error, Result};
@@ -657,12 +657,23 @@ pub fn repair_with(
     output: &Path,
     options: &RepairOptions,
 ) -> recfmt_core::Result<RepairSummary> {
+    repair_replacing(input, output, options, Replace::Never)
+}
+
+/// [`repair_with`], replacing an existing `output` as `replace` allows.
+pub fn repair_replacing(
+    input: &Path,
+    output: &Path,
+    options: &RepairOptions,
+    replace: Replace,
+) -> recfmt_core::Result<RepairSummary> {
+    recfmt_core::atomic::check_target(output, replace)?;
     let kind = FileKind::from_path(input)
         .or_else(|| crate::timeline::sniff_path(input))
         .unwrap_or(FileKind::Trajectory);
     let file = File::open(input).in_file(input)?;
     let len = file.metadata().in_file(input)?.len();
-    let out = AtomicFile::create(output).in_file(output)?;
+    let out = AtomicFile::create(output, replace).in_file(output)?;
     let (out, summary) = repair_stream(
         BufReader::new(file),
         kind,

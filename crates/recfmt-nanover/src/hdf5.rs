@@ -105,6 +105,8 @@ pub struct Hdf5Options {
     /// Also start a session where `system.simulation.counter` changes without a reset
     /// (as [`crate::NanoverRecording::with_counter_resets`]; default false).
     pub counter_resets: bool,
+    /// Whether an existing output file may be replaced (default: no).
+    pub replace: recfmt_core::Replace,
 }
 
 impl Default for Hdf5Options {
@@ -113,6 +115,7 @@ impl Default for Hdf5Options {
             limits: Limits::default(),
             deflate: Some(1),
             counter_resets: false,
+            replace: recfmt_core::Replace::Never,
         }
     }
 }
@@ -863,7 +866,7 @@ impl H5Writer {
             ));
         }
         let mut output = Output {
-            temp: recfmt_core::TempPath::reserve(out).in_file(out)?,
+            temp: recfmt_core::TempPath::reserve(out, options.replace).in_file(out)?,
             target: out.to_path_buf(),
             file: None,
         };

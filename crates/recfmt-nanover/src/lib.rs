@@ -109,7 +109,7 @@ mod zipwrite;
 pub use aggregate::{FrameView, SIMULATION_COUNTER, StateView};
 pub use check::{
     CheckOptions, RepairOptions, RepairSummary, check, check_file, check_reader, repair,
-    repair_stream, repair_with, repaired_path,
+    repair_replacing, repair_stream, repair_with, repaired_path,
 };
 pub use error::{Error, Result};
 pub use header::{
@@ -131,8 +131,8 @@ pub use session::{
     Session, SplitEvent, SplitPart, SplitRule, Splitter, split_files, split_sessions,
 };
 pub use timeline::{Event, RecordingPaths, Timeline, open_file, sniff_path};
-pub use write::{CopiedFile, CopySummary, NanoverWriter, copy_recording};
-pub use zipwrite::{ZipSummary, write_zip, write_zip_events};
+pub use write::{CopiedFile, CopySummary, NanoverWriter, copy_recording, copy_recording_with};
+pub use zipwrite::{ZipSummary, write_zip, write_zip_events, write_zip_events_with};
 
 /// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
 /// dependency is enough.

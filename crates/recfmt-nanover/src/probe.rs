@@ -4,7 +4,7 @@ use std::path::Path;
 
 use recfmt_core::{
     Findings, FormatDescriptor, FormatOption, OptionKind, PROBE_LEN, ReadOptions, RecordingReader,
-    Recovered, Score, SpecialOutput, Tier, Validator,
+    Recovered, Score, SpecialOutput, Tier, Validator, WriteOptions,
 };
 
 use crate::header::{FORMAT_VERSION, FileKind, MAGIC, sniff_v1};
@@ -68,8 +68,13 @@ static OPTIONS: [FormatOption; 1] = [FormatOption {
 
 /// A faithful copy of a `.traj`/`.state`; a `.nanover.zip` becomes a `.traj` + `.state`.
 /// What reading lost is returned, so a damaged source is reported.
-fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
-    let copied = crate::copy_recording(source, target)?;
+fn copy(
+    source: &Path,
+    target: &Path,
+    _: &ReadOptions,
+    write: &WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Copied> {
+    let copied = crate::copy_recording_with(source, target, write.replace)?;
     let how = if crate::recording::is_nanover_zip(source) {
         "message by message, as a .traj and .state"
     } else {
@@ -134,8 +139,13 @@ fn check_zip(path: &Path, _: &ReadOptions) -> recfmt_core::Result<Findings> {
     Err(crate::recording::zip_unsupported(path))
 }
 
-fn recover(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<Recovered> {
-    let s = crate::repair(source, target)?;
+fn recover(
+    source: &Path,
+    target: &Path,
+    _: &ReadOptions,
+    write: &WriteOptions,
+) -> recfmt_core::Result<Recovered> {
+    let s = crate::repair_replacing(source, target, &Default::default(), write.replace)?;
     let counts = [
         ("records_in", s.records_in),
         ("records_written", s.records_written),
@@ -167,13 +177,15 @@ fn write_zip(
     input: &Path,
     output: &Path,
     read: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Written> {
+    recfmt_core::atomic::check_target(output, write.replace)?;
     if crate::recording::is_nanover_zip(input) {
-        return copy_zip(input, output, read);
+        return copy_zip(input, output, read, write);
     }
     let paths = crate::RecordingPaths::resolve(input);
     let timeline = crate::Timeline::open(&paths, &ReadOptions::default())?;
-    let summary = crate::write_zip_events(timeline, output)?;
+    let summary = crate::write_zip_events_with(timeline, output, write.replace)?;
     Ok(recfmt_core::Written {
         notes: vec![format!(
             "wrote {} ({} frames, {} state updates)",
@@ -193,6 +205,7 @@ fn copy_zip(
     input: &Path,
     output: &Path,
     read: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Written> {
     use recfmt_core::{AtomicFile, ResultExt};
     let open = || -> recfmt_core::Result<_> {
@@ -206,7 +219,7 @@ fn copy_zip(
     }
     if !events.integrity().lost_data() {
         let mut source = std::fs::File::open(input).in_file(input)?;
-        let mut out = AtomicFile::create(output).in_file(output)?;
+        let mut out = AtomicFile::create(output, write.replace).in_file(output)?;
         let bytes = std::io::copy(&mut source, &mut out).in_file(output)?;
         out.commit().in_file(output)?;
         return Ok(recfmt_core::Written {
@@ -219,9 +232,10 @@ fn copy_zip(
         });
     }
     events.rewind();
-    let summary = crate::write_zip_events(
+    let summary = crate::write_zip_events_with(
         (&mut events).map(|e| e.map_err(|e| recfmt_core::Error::from(e).in_file(input).into())),
         output,
+        write.replace,
     )?;
     Ok(recfmt_core::Written {
         notes: vec![format!(
@@ -242,8 +256,14 @@ fn write_hdf5(
     input: &Path,
     output: &Path,
     _: &ReadOptions,
+    write: &WriteOptions,
 ) -> recfmt_core::Result<recfmt_core::Written> {
-    let summary = crate::hdf5::write_hdf5(input, output, &Default::default())?;
+    recfmt_core::atomic::check_target(output, write.replace)?;
+    let options = crate::hdf5::Hdf5Options {
+        replace: write.replace,
+        ..Default::default()
+    };
+    let summary = crate::hdf5::write_hdf5(input, output, &options)?;
     let mut notes: Vec<String> = summary.notes.iter().map(|n| format!("note: {n}")).collect();
     notes.push(format!(
         "wrote {} ({} sessions, {} state rows)",

@@ -15,7 +15,7 @@
 use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 
-use recfmt_core::{AtomicFile, ReadOptions, ResultExt};
+use recfmt_core::{AtomicFile, ReadOptions, Replace, ResultExt};
 
 use crate::aggregate::{FrameView, SIMULATION_COUNTER, StateView};
 use crate::error::Result;
@@ -323,7 +323,8 @@ fn open_part(stem: &Path, n: usize, traj: bool, state: bool) -> recfmt_core::Res
         PathBuf::from(s)
     };
     let open = |path: &PathBuf, kind| -> recfmt_core::Result<Writer<BufWriter<AtomicFile>>> {
-        let file = AtomicFile::create(path).in_file(path)?;
+        // Parts are new files: an existing one is kept and the split fails.
+        let file = AtomicFile::create(path, Replace::Never).in_file(path)?;
         Writer::new(BufWriter::new(file), kind, Version::V2).in_file(path)
     };
     let part = SplitPart {

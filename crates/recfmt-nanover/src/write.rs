@@ -7,8 +7,8 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    AtomicFile, DType, FrameBuf, Header, Integrity, ReadOptions, RecordingWriter, ResultExt,
-    Schema, Shape, StreamDesc, Value as Cell,
+    AtomicFile, DType, FrameBuf, Header, Integrity, ReadOptions, RecordingWriter, Replace,
+    ResultExt, Schema, Shape, StreamDesc, Value as Cell,
 };
 
 use crate::header::{FileKind, Version};
@@ -263,6 +263,7 @@ fn plan_state(index: usize, s: &StreamDesc, misfits: &mut Vec<String>) -> Option
 #[derive(Debug)]
 pub struct NanoverWriter {
     path: PathBuf,
+    replace: Replace,
     frames: Option<FramesPlan>,
     state: Option<StatePlan>,
     traj_out: Option<(PathBuf, FileWriter)>,
@@ -279,6 +280,7 @@ impl NanoverWriter {
     pub fn new(path: &Path) -> Self {
         NanoverWriter {
             path: path.to_path_buf(),
+            replace: Replace::Never,
             frames: None,
             state: None,
             traj_out: None,
@@ -288,6 +290,12 @@ impl NanoverWriter {
             started: false,
             finished: false,
         }
+    }
+
+    /// Whether existing files may be replaced (by default they are kept and the write fails).
+    pub fn with_replace(mut self, replace: Replace) -> Self {
+        self.replace = replace;
+        self
     }
 
     /// The files written (or to be written): `(traj, state)`.
@@ -535,21 +543,32 @@ fn cell_to_array(
     }
 }
 
-fn create_file(path: &Path, kind: FileKind, version: Version) -> recfmt_core::Result<FileWriter> {
-    let file = AtomicFile::create(path).in_file(path)?;
+fn create_file(
+    path: &Path,
+    kind: FileKind,
+    version: Version,
+    replace: Replace,
+) -> recfmt_core::Result<FileWriter> {
+    let file = AtomicFile::create(path, replace).in_file(path)?;
     Writer::new(BufWriter::new(file), kind, version).in_file(path)
 }
 
-fn commit(out: Option<(PathBuf, FileWriter)>) -> recfmt_core::Result<()> {
-    if let Some((path, w)) = out {
+/// Moves the finished files of one recording (`.traj` and `.state`) into place as one: when
+/// the second fails, the first is taken back.
+fn commit(outs: impl IntoIterator<Item = (PathBuf, FileWriter)>) -> recfmt_core::Result<()> {
+    let mut paths = Vec::new();
+    let mut files = Vec::new();
+    for (path, w) in outs {
         let file = w.finish().in_file(&path)?;
         let file = file
             .into_inner()
             .map_err(|e| e.into_error())
             .in_file(&path)?;
-        file.commit().in_file(&path)?;
+        paths.push(path);
+        files.push(file);
     }
-    Ok(())
+    recfmt_core::atomic::commit_all(files)
+        .map_err(|(i, e)| recfmt_core::Error::from(e).in_file(&paths[i]))
 }
 
 impl RecordingWriter for NanoverWriter {
@@ -585,11 +604,11 @@ impl RecordingWriter for NanoverWriter {
         }
         let paths = RecordingPaths::outputs(&self.path, frames.is_some(), state.is_some());
         if let Some(p) = paths.traj {
-            let w = create_file(&p, FileKind::Trajectory, Version::V2)?;
+            let w = create_file(&p, FileKind::Trajectory, Version::V2, self.replace)?;
             self.traj_out = Some((p, w));
         }
         if let Some(p) = paths.state {
-            let w = create_file(&p, FileKind::State, Version::V2)?;
+            let w = create_file(&p, FileKind::State, Version::V2, self.replace)?;
             self.state_out = Some((p, w));
         }
         self.frames = frames;
@@ -625,8 +644,12 @@ impl RecordingWriter for NanoverWriter {
             return Ok(());
         }
         self.flush_state()?;
-        commit(self.traj_out.take())?;
-        commit(self.state_out.take())?;
+        commit(
+            self.traj_out
+                .take()
+                .into_iter()
+                .chain(self.state_out.take()),
+        )?;
         self.finished = true;
         Ok(())
     }
@@ -703,8 +726,17 @@ impl CopySummary {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn copy_recording(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary> {
+    copy_recording_with(src, dst, Replace::Never)
+}
+
+/// [`copy_recording`], replacing existing files as `replace` allows.
+pub fn copy_recording_with(
+    src: &Path,
+    dst: &Path,
+    replace: Replace,
+) -> recfmt_core::Result<CopySummary> {
     if is_nanover_zip(src) {
-        return copy_zip_to_files(src, dst);
+        return copy_zip_to_files(src, dst, replace);
     }
     let paths = RecordingPaths::resolve(src);
     let outs = RecordingPaths::outputs(dst, paths.traj.is_some(), paths.state.is_some());
@@ -719,7 +751,7 @@ pub fn copy_recording(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary
         };
         let mut reader = open_file(input, kind, &ReadOptions::default()).in_file(input)?;
         let version = reader.read_header().in_file(input)?;
-        let mut w = create_file(output, kind, version)?;
+        let mut w = create_file(output, kind, version, replace)?;
         w.set_require_increasing(false);
         let mut record = Record::default();
         while reader.read_record(&mut record).in_file(input)? {
@@ -736,9 +768,7 @@ pub fn copy_recording(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary
         });
         done.push((output.clone(), w));
     }
-    for out in done {
-        commit(Some(out))?;
-    }
+    commit(done)?;
     Ok(summary)
 }
 
@@ -746,7 +776,7 @@ pub fn copy_recording(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary
 /// time. The `.traj` is written when there are frames or nothing at all, the `.state` when
 /// there are state updates; what reading the zip lost goes with the first file.
 #[cfg(feature = "nanover-zip")]
-fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary> {
+fn copy_zip_to_files(src: &Path, dst: &Path, replace: Replace) -> recfmt_core::Result<CopySummary> {
     let file = std::fs::File::open(src).in_file(src)?;
     let mut events = crate::nzip::ZipEvents::open(
         std::io::BufReader::new(file),
@@ -766,7 +796,12 @@ fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary>
         if let Some(frame) = &event.frame {
             let w = match &mut traj {
                 Some(w) => w,
-                None => traj.insert(create_file(&traj_path, FileKind::Trajectory, Version::V2)?),
+                None => traj.insert(create_file(
+                    &traj_path,
+                    FileKind::Trajectory,
+                    Version::V2,
+                    replace,
+                )?),
             };
             w.set_require_increasing(false);
             w.write_frame(event.timestamp, frame).in_file(&traj_path)?;
@@ -774,7 +809,12 @@ fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary>
         if let Some(update) = &event.state {
             let w = match &mut state {
                 Some(w) => w,
-                None => state.insert(create_file(&state_path, FileKind::State, Version::V2)?),
+                None => state.insert(create_file(
+                    &state_path,
+                    FileKind::State,
+                    Version::V2,
+                    replace,
+                )?),
             };
             w.set_require_increasing(false);
             w.write_state(event.timestamp, update)
@@ -782,7 +822,12 @@ fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary>
         }
     }
     if traj.is_none() && state.is_none() {
-        traj = Some(create_file(&traj_path, FileKind::Trajectory, Version::V2)?);
+        traj = Some(create_file(
+            &traj_path,
+            FileKind::Trajectory,
+            Version::V2,
+            replace,
+        )?);
     }
     let mut summary = CopySummary::default();
     let mut integrity = Some(events.integrity().clone());
@@ -802,18 +847,21 @@ fn copy_zip_to_files(src: &Path, dst: &Path) -> recfmt_core::Result<CopySummary>
         });
         done.push((path, w));
     }
-    for out in done {
-        commit(Some(out))?;
-    }
+    commit(done)?;
     Ok(summary)
 }
 
 #[cfg(not(feature = "nanover-zip"))]
-fn copy_zip_to_files(src: &Path, _dst: &Path) -> recfmt_core::Result<CopySummary> {
+fn copy_zip_to_files(src: &Path, _dst: &Path, _: Replace) -> recfmt_core::Result<CopySummary> {
     Err(crate::recording::zip_unsupported(src))
 }
 
 /// Creates a [`NanoverWriter`] for the registry.
-pub(crate) fn create(path: &Path) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
-    Ok(Box::new(NanoverWriter::new(path)))
+pub(crate) fn create(
+    path: &Path,
+    write: &recfmt_core::WriteOptions,
+) -> recfmt_core::Result<Box<dyn RecordingWriter>> {
+    Ok(Box::new(
+        NanoverWriter::new(path).with_replace(write.replace),
+    ))
 }

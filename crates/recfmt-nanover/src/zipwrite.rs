@@ -28,11 +28,10 @@
 //! to run; so each message has the same length and content as NanoVer's, and
 //! `index.msgpack` is byte-identical, but `messages.msgpack` differs in key order.
 
-use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use recfmt_core::{Integrity, ReadOptions, ResultExt};
+use recfmt_core::{AtomicFile, Integrity, ReadOptions, Replace, ResultExt};
 
 use crate::error::Result;
 use crate::header::FileKind;
@@ -428,59 +427,6 @@ const DOS_DATE: u16 = 0x0021;
 /// `external_attr` of `ZipFile.open(name, "w")`: `0o600 << 16`.
 const EXTERNAL_ATTR: u32 = 0o600 << 16;
 
-/// A file written under a temporary name and moved into place when complete (seekable, unlike
-/// [`recfmt_core::AtomicFile`]).
-struct Partial {
-    out: Option<BufWriter<File>>,
-    temp: PathBuf,
-    target: PathBuf,
-}
-
-impl Partial {
-    fn create(target: &Path) -> std::io::Result<Self> {
-        recfmt_core::atomic::check_target(target, recfmt_core::atomic::default_replace())?;
-        let (temp, file) = recfmt_core::atomic::create_temp_file(target)?;
-        Ok(Partial {
-            out: Some(BufWriter::with_capacity(1 << 20, file)),
-            temp,
-            target: target.to_path_buf(),
-        })
-    }
-
-    fn w(&mut self) -> std::io::Result<&mut BufWriter<File>> {
-        self.out
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("output already finished"))
-    }
-
-    fn commit(mut self) -> std::io::Result<()> {
-        let out = self
-            .out
-            .take()
-            .ok_or_else(|| std::io::Error::other("output already finished"))?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        let moved = recfmt_core::atomic::move_into_place(
-            &self.temp,
-            &self.target,
-            recfmt_core::atomic::default_replace(),
-        );
-        if moved.is_err() {
-            recfmt_core::atomic::discard(&self.temp);
-        }
-        moved
-    }
-}
-
-impl Drop for Partial {
-    fn drop(&mut self) {
-        if self.out.take().is_some() {
-            recfmt_core::atomic::discard(&self.temp);
-        }
-    }
-}
-
 struct Entry {
     name: &'static str,
     offset: u64,
@@ -618,7 +564,8 @@ pub struct ZipSummary {
 
 /// Streams events into a `.nanover.zip` at `out`.
 struct ZipOut {
-    file: Partial,
+    file: AtomicFile,
+    target: PathBuf,
     crc: Crc,
     size: u64,
     index: Vec<u8>,
@@ -630,12 +577,13 @@ struct ZipOut {
 }
 
 impl ZipOut {
-    fn create(out: &Path, limit: u64) -> recfmt_core::Result<Self> {
-        let mut file = Partial::create(out).in_file(out)?;
+    fn create(out: &Path, limit: u64, replace: Replace) -> recfmt_core::Result<Self> {
+        let mut file = AtomicFile::create(out, replace).in_file(out)?;
         let header = local_header(MESSAGES, 0, 0, true);
-        file.w().and_then(|w| w.write_all(&header)).in_file(out)?;
+        file.write_all(&header).in_file(out)?;
         Ok(ZipOut {
             file,
+            target: out.to_path_buf(),
             crc: Crc::new(),
             size: 0,
             index: Vec::new(),
@@ -658,11 +606,7 @@ impl ZipOut {
                 ".nanover.zip: timestamp {timestamp} us does not fit MessagePack's u64"
             ))
         })?;
-        let Partial { out, target, .. } = &mut self.file;
-        out.as_mut()
-            .ok_or_else(|| std::io::Error::other("output already finished"))
-            .and_then(|w| w.write_all(&self.buf))
-            .in_file(&*target)?;
+        self.file.write_all(&self.buf).in_file(&self.target)?;
         self.crc.update(&self.buf);
         let length = self.buf.len() as u64;
         let mut idx = Mp(&mut self.index);
@@ -705,7 +649,7 @@ impl ZipOut {
     }
 
     fn finish(mut self) -> recfmt_core::Result<ZipSummary> {
-        let target = self.file.target.clone();
+        let target = self.target.clone();
         let mut index = Vec::with_capacity(self.index.len() + 5);
         Mp(&mut index).array(usize::try_from(self.entries).unwrap_or(usize::MAX));
         index.extend_from_slice(&self.index);
@@ -734,7 +678,7 @@ impl ZipOut {
             },
         ];
         let limit = self.limit;
-        let write = |w: &mut BufWriter<File>| -> std::io::Result<u64> {
+        let write = |w: &mut AtomicFile| -> std::io::Result<u64> {
             w.write_all(&local_header(INDEX, entries[1].crc, entries[1].size, false))?;
             w.write_all(&index)?;
             let cd_offset = entries[1].offset + (30 + INDEX.len()) as u64 + entries[1].size;
@@ -754,7 +698,7 @@ impl ZipOut {
             w.seek(SeekFrom::Start(total))?;
             Ok(total)
         };
-        let bytes = self.file.w().and_then(write).in_file(&target)?;
+        let bytes = write(&mut self.file).in_file(&target)?;
         self.file.commit().in_file(&target)?;
         let mut summary = self.summary;
         summary.messages_bytes = self.size;
@@ -771,18 +715,31 @@ pub fn write_zip_events<I>(events: I, out: &Path) -> recfmt_core::Result<ZipSumm
 where
     I: IntoIterator<Item = Result<Event>>,
 {
-    write_zip_events_with_limit(events, out, ZIP64_LIMIT)
+    write_zip_events_with(events, out, Replace::Never)
+}
+
+/// [`write_zip_events`], replacing an existing file as `replace` allows.
+pub fn write_zip_events_with<I>(
+    events: I,
+    out: &Path,
+    replace: Replace,
+) -> recfmt_core::Result<ZipSummary>
+where
+    I: IntoIterator<Item = Result<Event>>,
+{
+    write_zip_events_with_limit(events, out, ZIP64_LIMIT, replace)
 }
 
 fn write_zip_events_with_limit<I>(
     events: I,
     out: &Path,
     limit: u64,
+    replace: Replace,
 ) -> recfmt_core::Result<ZipSummary>
 where
     I: IntoIterator<Item = Result<Event>>,
 {
-    let mut z = ZipOut::create(out, limit)?;
+    let mut z = ZipOut::create(out, limit, replace)?;
     for event in events {
         z.push(&event?)?;
     }
@@ -818,7 +775,7 @@ pub fn write_zip(traj: &Path, state: Option<&Path>, out: &Path) -> recfmt_core::
         None => None,
     };
     let mut timeline = Timeline::new(Some(t), s);
-    let mut z = ZipOut::create(out, ZIP64_LIMIT)?;
+    let mut z = ZipOut::create(out, ZIP64_LIMIT, Replace::Never)?;
     loop {
         let event = timeline.next_event().map_err(|e| {
             let e = recfmt_core::Error::from(e);
@@ -897,7 +854,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("small.nanover.zip");
         // A limit of 100 bytes makes every size and offset "large".
-        write_zip_events_with_limit(events, &path, 100).unwrap();
+        write_zip_events_with_limit(events, &path, 100, Replace::Never).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert!(bytes.windows(4).any(|w| w == b"PK\x06\x06"));
         let (back, integrity) =

@@ -43,7 +43,7 @@ fn decode(traj: Option<&Path>, state: Option<&Path>) -> Decoded {
 /// Reads `path` through the registry and writes it back through the registry's `create`.
 fn convert(path: &Path, out: &Path) -> u64 {
     let mut rec = (FORMAT.open)(path, &ReadOptions::default()).unwrap();
-    let mut w = (FORMAT.create.unwrap())(out).unwrap();
+    let mut w = (FORMAT.create.unwrap())(out, &Default::default()).unwrap();
     w.write_header(rec.header(), rec.schema()).unwrap();
     let mut row = FrameBuf::default();
     let mut rows = 0;

@@ -150,16 +150,23 @@ impl Figure {
     }
 
     /// Renders into `path` (kind from its extension), written under a temporary name and
-    /// renamed when complete.
-    pub fn write(&self, path: &Path, width: u32, height: Option<u32>) -> Result<()> {
+    /// renamed when complete; an existing file is replaced only as `replace` allows.
+    pub fn write(
+        &self,
+        path: &Path,
+        width: u32,
+        height: Option<u32>,
+        replace: recfmt_core::Replace,
+    ) -> Result<()> {
         use std::io::Write;
         let kind = ImageKind::from_path(path)?;
-        let bytes = self.render(kind, width, height)?;
         let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = recfmt_core::AtomicFile::create(path).map_err(io)?;
+        recfmt_core::atomic::check_target(path, replace).map_err(io)?;
+        let bytes = self.render(kind, width, height)?;
+        let mut file = recfmt_core::AtomicFile::create(path, replace).map_err(io)?;
         file.write_all(&bytes).map_err(io)?;
         file.commit().map_err(io)
     }

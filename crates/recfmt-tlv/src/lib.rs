@@ -88,7 +88,7 @@ pub use recording::{
     DECODE_THREADS_ENV, EVENTS_STREAM, INFO, MAX_DECODE_THREADS, MAX_EVENT_LINE_LEN, SessionPaths,
     UNKNOWN_STREAM, UsvlogRecording,
 };
-pub use writer::{UsvlogRecordingWriter, copy_session};
+pub use writer::{UsvlogRecordingWriter, copy_session, copy_session_with};
 
 /// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
 /// dependency is enough.

@@ -36,10 +36,13 @@ fn open(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Box<dyn Recor
     Ok(Box::new(UsvlogRecording::open(path, options)?))
 }
 
-fn create(path: &Path) -> recfmt_core::Result<Box<dyn recfmt_core::RecordingWriter>> {
+fn create(
+    path: &Path,
+    write: &recfmt_core::WriteOptions,
+) -> recfmt_core::Result<Box<dyn recfmt_core::RecordingWriter>> {
     use recfmt_core::ResultExt;
     Ok(Box::new(
-        crate::UsvlogRecordingWriter::create(path).in_file(path)?,
+        crate::UsvlogRecordingWriter::create_with(path, write.replace).in_file(path)?,
     ))
 }
 
@@ -79,9 +82,14 @@ fn open_with_layouts(
     open(path, &options)
 }
 
-fn copy(source: &Path, target: &Path, _: &ReadOptions) -> recfmt_core::Result<recfmt_core::Copied> {
+fn copy(
+    source: &Path,
+    target: &Path,
+    _: &ReadOptions,
+    write: &recfmt_core::WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Copied> {
     use recfmt_core::ResultExt;
-    crate::copy_session(source, target).in_file(source)?;
+    crate::copy_session_with(source, target, write.replace).in_file(source)?;
     Ok(recfmt_core::Copied {
         summary: format!(
             "copied {} to {} record for record",

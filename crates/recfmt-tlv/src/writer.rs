@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use recfmt_core::{FrameBuf, Header, RecordingWriter, Schema, StreamDesc, Value};
+use recfmt_core::{
+    AtomicDir, FrameBuf, Header, RecordingWriter, Replace, Schema, StreamDesc, Value,
+};
 
 use crate::error::{Error, Result};
 use crate::header::FileHeader;
@@ -14,68 +16,33 @@ use crate::layout::{FieldType, RecordLayout, builtin_layouts};
 use crate::record::Record;
 use crate::recording::{EVENTS_STREAM, SessionPaths, UNKNOWN_STREAM};
 
-/// A session folder being written under `.<name>.partial` and renamed when finished.
-#[derive(Debug)]
-struct PartialDir {
-    temp: PathBuf,
-    target: PathBuf,
-    done: bool,
-}
+/// The files a session folder holds.
+const SESSION_FILES: [&str; 3] = ["timeseries.bin", "meta.json", "events.jsonl"];
 
-impl PartialDir {
-    fn create(target: &Path) -> Result<Self> {
-        if target.file_name().is_none() {
-            return Err(Error::Layout("output path has no folder name".into()));
-        }
-        if std::fs::symlink_metadata(target).is_ok() {
-            return Err(Error::Layout(
-                format!(
-                    "{} already exists; remove it or choose another output",
-                    target.display()
-                )
-                .into(),
-            ));
-        }
-        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)?;
-        }
-        let temp = recfmt_core::atomic::create_temp_dir(target)?;
-        Ok(PartialDir {
-            temp,
-            target: target.to_path_buf(),
-            done: false,
-        })
+/// The temporary folder of a session written to `target` (see [`AtomicDir`]).
+fn session_dir(target: &Path, replace: Replace) -> Result<AtomicDir> {
+    if target.file_name().is_none() {
+        return Err(Error::Layout("output path has no folder name".into()));
     }
-
-    fn commit(mut self) -> Result<()> {
-        recfmt_core::atomic::move_into_place(
-            &self.temp,
-            &self.target,
-            recfmt_core::Replace::Never,
-        )?;
-        self.done = true;
-        Ok(())
-    }
-}
-
-impl Drop for PartialDir {
-    fn drop(&mut self) {
-        if !self.done {
-            recfmt_core::atomic::discard(&self.temp);
-        }
-    }
+    Ok(AtomicDir::create(target, replace, &SESSION_FILES)?)
 }
 
 /// Copies a session through the low-level reader and writer: every record, unknown ones and a
 /// torn tail included, byte for byte; `meta.json` and `events.jsonl` are copied unchanged.
-/// Returns the number of records.
+/// Returns the number of records. An existing `target` is refused.
 pub fn copy_session(source: &Path, target: &Path) -> Result<u64> {
+    copy_session_with(source, target, Replace::Never)
+}
+
+/// [`copy_session`], replacing the files of an existing session folder as `replace` allows
+/// (see [`AtomicDir`]).
+pub fn copy_session_with(source: &Path, target: &Path, replace: Replace) -> Result<u64> {
+    let dir = session_dir(target, replace)?;
     let paths = SessionPaths::resolve(source)?;
-    let dir = PartialDir::create(target)?;
     let mut reader = Reader::new(std::io::BufReader::new(File::open(&paths.timeseries)?));
     let header = reader.read_header()?;
     let mut writer = Writer::new(BufWriter::new(File::create(
-        dir.temp.join("timeseries.bin"),
+        dir.path().join("timeseries.bin"),
     )?));
     writer.write_header(&header)?;
     let mut record = Record::default();
@@ -92,7 +59,7 @@ pub fn copy_session(source: &Path, target: &Path) -> Result<u64> {
         .sync_all()?;
     for side in [&paths.meta, &paths.events].into_iter().flatten() {
         if let Some(name) = side.file_name() {
-            std::fs::copy(side, dir.temp.join(name))?;
+            std::fs::copy(side, dir.path().join(name))?;
         }
     }
     dir.commit()?;
@@ -127,7 +94,7 @@ enum Target {
 /// streams round-trip too. Anything else is refused up front with a list of what does not fit.
 #[derive(Debug)]
 pub struct UsvlogRecordingWriter {
-    dir: Option<PartialDir>,
+    dir: Option<AtomicDir>,
     writer: Option<Writer<BufWriter<File>>>,
     events: Option<BufWriter<File>>,
     targets: Vec<Target>,
@@ -140,10 +107,17 @@ pub struct UsvlogRecordingWriter {
 }
 
 impl UsvlogRecordingWriter {
-    /// Prepares to write a session folder at `path` (created when the header is written).
+    /// Prepares to write a session folder at `path`, which must not exist (written as a
+    /// temporary folder, moved into place by [`RecordingWriter::finish`]).
     pub fn create(path: &Path) -> Result<Self> {
+        Self::create_with(path, Replace::Never)
+    }
+
+    /// [`UsvlogRecordingWriter::create`], replacing the files of an existing session folder
+    /// as `replace` allows (see [`AtomicDir`]).
+    pub fn create_with(path: &Path, replace: Replace) -> Result<Self> {
         Ok(UsvlogRecordingWriter {
-            dir: Some(PartialDir::create(path)?),
+            dir: Some(session_dir(path, replace)?),
             writer: None,
             events: None,
             targets: Vec::new(),
@@ -297,7 +271,7 @@ impl RecordingWriter for UsvlogRecordingWriter {
             .dir
             .as_ref()
             .ok_or_else(|| recfmt_core::Error::invalid("writer already finished"))?;
-        let file = BufWriter::new(File::create(dir.temp.join("timeseries.bin"))?);
+        let file = BufWriter::new(File::create(dir.path().join("timeseries.bin"))?);
         let mut writer = Writer::new(file);
         let t0 = header
             .metadata
@@ -306,7 +280,9 @@ impl RecordingWriter for UsvlogRecordingWriter {
             .unwrap_or(0);
         writer.write_header(&FileHeader::new(1, t0))?;
         if targets.iter().any(|t| matches!(t, Target::Events { .. })) {
-            self.events = Some(BufWriter::new(File::create(dir.temp.join("events.jsonl"))?));
+            self.events = Some(BufWriter::new(File::create(
+                dir.path().join("events.jsonl"),
+            )?));
         }
         self.writer = Some(writer);
         self.targets = targets;
@@ -386,7 +362,7 @@ impl RecordingWriter for UsvlogRecordingWriter {
         if let Some(mut events) = self.events.take() {
             events.flush()?;
         }
-        std::fs::write(dir.temp.join("meta.json"), self.meta_json())?;
+        std::fs::write(dir.path().join("meta.json"), self.meta_json())?;
         dir.commit()?;
         Ok(())
     }

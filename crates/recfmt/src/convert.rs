@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use recfmt_core::{
-    FormatDescriptor, OutputSource, RecordingReader, Registry, SpecialOutput, TimeSystem,
+    FormatDescriptor, OutputSource, RecordingReader, Registry, Replace, SpecialOutput, TimeSystem,
+    WriteOptions,
 };
 use recfmt_export::{
     Alignment, CsvOptions, ExportOptions, MergedReader, ParquetCompression, Pattern, Pipeline,
@@ -75,6 +76,9 @@ pub struct ConvertOptions {
     /// Partitioned datasets: the recording's name in `source=<name>` and the `source` column
     /// (default: the input's name without its last extension, [`recfmt_export::source_name`]).
     pub source: Option<String>,
+    /// Replace outputs that already exist (regular files only; the command line's `--force`).
+    /// Without it an existing output is refused before the input is read.
+    pub force: bool,
 }
 
 impl Default for ConvertOptions {
@@ -101,6 +105,7 @@ impl Default for ConvertOptions {
             jobs: None,
             partition: false,
             source: None,
+            force: false,
         }
     }
 }
@@ -118,6 +123,21 @@ impl ConvertOptions {
             && self.merge.is_none()
             && !self.upcast_f64
             && self.time_column.is_none()
+    }
+
+    /// Whether outputs may be replaced.
+    fn replace(&self) -> Replace {
+        Replace::forced(self.force)
+    }
+
+    /// The options for writing `format`: replacing as asked, and the format options meant
+    /// for it ([`Registry::write_options`]).
+    pub fn write_options_for(
+        &self,
+        registry: &Registry,
+        format: &FormatDescriptor,
+    ) -> Result<WriteOptions> {
+        Ok(registry.write_options(format, self.replace(), &self.open.format_options)?)
     }
 
     fn pipeline(&self) -> Result<Pipeline> {
@@ -458,10 +478,12 @@ fn convert_with(
         && let OutputSource::Table { write, .. } = out.source
     {
         let read = options.open.read_options_for(registry, format)?;
-        let written = write(input, output, &read, &crate::tables::Tables)?;
+        let write_options = options.write_options_for(registry, format)?;
+        let written = write(input, output, &read, &write_options, &crate::tables::Tables)?;
         let integrity = written.integrity.unwrap_or_default();
         return Ok(report(input, output, written.notes, &integrity));
     }
+    check_output(registry, output, options)?;
     let pipeline = options.pipeline()?;
     let open_selected = || -> recfmt_core::Result<Box<dyn RecordingReader>> {
         let reader = crate::open_with(registry, input, &options.open)
@@ -508,7 +530,8 @@ fn convert_with(
             match out.source {
                 OutputSource::Rows(write) => {
                     let read = options.open.read_options_for(registry, f)?;
-                    let written = write(reader.as_mut(), output, &read)?;
+                    let write_options = options.write_options_for(registry, f)?;
+                    let written = write(reader.as_mut(), output, &read, &write_options)?;
                     notes.extend(written.notes);
                     let integrity = written
                         .integrity
@@ -519,7 +542,8 @@ fn convert_with(
                     if f.info.id == source_format && options.is_plain() =>
                 {
                     let read = options.open.read_options_for(registry, f)?;
-                    let written = write(input, output, &read)?;
+                    let write_options = options.write_options_for(registry, f)?;
+                    let written = write(input, output, &read, &write_options)?;
                     notes.extend(written.notes);
                     let integrity = written
                         .integrity
@@ -536,6 +560,28 @@ fn convert_with(
         }
     }
     to_tables(registry, input, output, options, reader, notes, on_progress)
+}
+
+/// Refuses, before the input is read, an output that exists where this conversion writes
+/// one file or one recording, unless replacing is allowed. Table outputs check their files
+/// once the streams are known (still before reading rows).
+fn check_output(registry: &Registry, output: &Path, options: &ConvertOptions) -> Result<()> {
+    let target = options.target.as_str();
+    let single = targets(registry).into_iter().any(|t| {
+        t.id == target
+            && (t.kind == TargetKind::Recording || t.file_extension.is_some())
+            && !(options.partition && t.kind == TargetKind::Tables)
+    });
+    if !single {
+        return Ok(());
+    }
+    let replace = options.replace();
+    let checked = if output.is_dir() {
+        recfmt_core::atomic::check_folder(output, replace, &[])
+    } else {
+        recfmt_core::atomic::check_target(output, replace)
+    };
+    checked.map_err(|e| Error::from(recfmt_core::Error::from(e)))
 }
 
 /// The name `input` gets in a partitioned dataset.
@@ -593,7 +639,8 @@ fn to_recording(
         && let Some(copy) = format.copy
     {
         let read = options.open.read_options_for(registry, format)?;
-        let copied = copy(input, output, &read)?;
+        let write_options = options.write_options_for(registry, format)?;
+        let copied = copy(input, output, &read, &write_options)?;
         notes.push(copied.summary);
         return Ok(report(input, output, notes, &copied.integrity));
     }
@@ -603,7 +650,7 @@ fn to_recording(
             format.info.name
         ))
     })?;
-    let mut writer = create(output)?;
+    let mut writer = create(output, &options.write_options_for(registry, format)?)?;
     let streams = reader.schema().streams.len();
     writer
         .write_header(reader.header(), reader.schema())
@@ -678,6 +725,23 @@ fn to_tables(
             )));
         }
     };
+    // Existing tables are refused before the input is read for anything (its digest).
+    if table.is_some() {
+        let check = ExportOptions {
+            replace: options.replace(),
+            ..ExportOptions::new(format)
+        };
+        if options.partition {
+            recfmt_export::check_partitioned(
+                reader.schema(),
+                output,
+                &source_of(options, input),
+                &check,
+            )?;
+        } else {
+            recfmt_export::check_tables(reader.schema(), output, &check)?;
+        }
+    }
     // The input's digest is computed on a thread of its own while the export decodes.
     let digest = {
         let input = input.to_path_buf();
@@ -694,6 +758,7 @@ fn to_tables(
         units_row: options.units_row,
     };
     export.pending_metadata = Some(digest.clone());
+    export.replace = options.replace();
     let meta = &mut export.metadata;
     meta.insert(
         "source.file".into(),
@@ -725,6 +790,7 @@ fn to_tables(
             metadata: export.metadata.clone(),
             pending_metadata: Some(digest),
             scene: crate::pictures::mcap_scene(reader.header(), reader.schema()),
+            replace: options.replace(),
         };
         let written =
             recfmt_export::mcap::export_mcap(reader.as_mut(), output, &options, &mut progress)
@@ -753,6 +819,7 @@ fn to_tables(
                 string_width,
                 metadata,
                 skip_omitted_values: true,
+                replace: options.replace(),
                 ..Default::default()
             };
             recfmt_export::export_hdf5(

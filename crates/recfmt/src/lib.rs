@@ -143,7 +143,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// registry has no faithful copy for `format`; callers then go through the generic model.
 ///
 /// A CARLA log or FlightGear tape that ends early is copied up to its last complete record,
-/// and the returned [`Integrity`] says what was lost. The output appears only when complete.
+/// and the returned [`Integrity`] says what was lost. The output appears only when complete,
+/// and never replaces an existing file.
 ///
 /// [`Integrity`]: recfmt_core::Integrity
 pub fn copy_faithfully(
@@ -152,7 +153,13 @@ pub fn copy_faithfully(
     target: &std::path::Path,
 ) -> recfmt_core::Result<Option<recfmt_core::Integrity>> {
     match default_registry().by_id(format).and_then(|f| f.copy) {
-        Some(copy) => copy(source, target, &Default::default()).map(|c| Some(c.integrity)),
+        Some(copy) => copy(
+            source,
+            target,
+            &Default::default(),
+            &recfmt_core::WriteOptions::default(),
+        )
+        .map(|c| Some(c.integrity)),
         None => Ok(None),
     }
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use recfmt_core::{FormatOptions, QueryForm, Registry};
+use recfmt_core::{FormatOptions, QueryForm, Registry, Replace};
 use serde::Serialize;
 
 use crate::{Error, OpenOptions, Outcome, Result};
@@ -38,12 +38,13 @@ impl RecoverReport {
 
 /// Writes every valid record of the damaged recording at `input` into `output`, for formats
 /// that can recover (NanoVer: garbage, torn tails and undecodable records dropped, timestamps
-/// made strictly increasing).
+/// made strictly increasing). An existing `output` is replaced only as `replace` allows.
 pub fn recover(
     registry: &Registry,
     input: &Path,
     output: &Path,
     options: &OpenOptions,
+    replace: Replace,
 ) -> Result<RecoverReport> {
     registry.check_options(&options.format_options)?;
     let format = crate::format_of(registry, input, options)?;
@@ -61,7 +62,8 @@ pub fn recover(
         )));
     };
     let read = options.read_options_for(registry, format)?;
-    let done = recover(input, output, &read)?;
+    let write = registry.write_options(format, replace, &options.format_options)?;
+    let done = recover(input, output, &read, &write)?;
     Ok(RecoverReport {
         input: input.to_path_buf(),
         output: output.to_path_buf(),

@@ -205,6 +205,7 @@ pub fn recover(global: &GlobalArgs, args: &RepairArgs) -> Result<Outcome> {
         &args.path,
         &args.output,
         &open_options(global)?,
+        recfmt::core::Replace::forced(global.force),
     )?;
     eprintln!("wrote {}: {}", args.output.display(), report.summary);
     Ok(report.outcome())

@@ -70,6 +70,7 @@ fn options(global: &GlobalArgs, args: &ConvertArgs) -> Result<ConvertOptions> {
         jobs: args.jobs,
         partition: args.partition,
         source: args.source.clone(),
+        force: global.force,
     })
 }
 

@@ -39,9 +39,6 @@ fn main() -> ExitCode {
         Some(result) => result,
         None => {
             let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-            if cli.global.force {
-                recfmt::core::atomic::set_default_replace(recfmt::core::Replace::RegularFile);
-            }
             match &cli.command {
                 Command::Info(a) => commands::info(&cli.global, a),
                 Command::Cat(a) => commands::cat(&cli.global, a),

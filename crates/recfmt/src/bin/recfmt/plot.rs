@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{ArgMatches, Args, Command, FromArgMatches, ValueEnum};
-use recfmt::core::{Integrity, RecordingReader};
+use recfmt::core::{Integrity, RecordingReader, Replace};
 use recfmt::export::{Pattern, Pipeline, SelectedReader, TimeBound, TimeRange};
 use recfmt::plot::{Figure, Panels, SignalOptions};
 
@@ -71,13 +71,28 @@ pub struct CarlaMapArgs {
     pub height: Option<u32>,
 }
 
-fn write(figure: &Figure, output: &Path, width: u32, height: Option<u32>) -> Result<()> {
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
+/// Refuses, before anything is read, an output that exists unless `--force`.
+fn check_output(global: &GlobalArgs, output: &Path) -> Result<Replace> {
+    let replace = Replace::forced(global.force);
+    recfmt::core::atomic::check_target(output, replace)?;
+    Ok(replace)
+}
+
+fn write(
+    figure: &Figure,
+    output: &Path,
+    width: u32,
+    height: Option<u32>,
+    replace: Replace,
+) -> Result<()> {
+    let folders = match output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => recfmt::core::CreatedDirs::create(parent)?,
+        None => recfmt::core::CreatedDirs::default(),
+    };
     figure
-        .write(output, width, height)
+        .write(output, width, height, replace)
         .with_context(|| format!("drawing {}", output.display()))?;
+    folders.keep();
     eprintln!("wrote {}", output.display());
     Ok(())
 }
@@ -111,9 +126,6 @@ pub fn run_if_carla_map(matches: &ArgMatches) -> Option<Result<Outcome>> {
     let run = || {
         let global = GlobalArgs::from_arg_matches(args)?;
         let map = CarlaMapArgs::from_arg_matches(args)?;
-        if global.force {
-            recfmt::core::atomic::set_default_replace(recfmt::core::Replace::RegularFile);
-        }
         carla_map(&global, &map)
     };
     Some(run())
@@ -122,8 +134,9 @@ pub fn run_if_carla_map(matches: &ArgMatches) -> Option<Result<Outcome>> {
 /// `recfmt plot`.
 pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     crate::args::check_range(args.start.as_deref(), args.end.as_deref());
-    // Refuse a bad output name before reading anything.
+    // Refuse a bad output name, or an existing output, before reading anything.
     recfmt::plot::ImageKind::from_path(&args.output)?;
+    let replace = check_output(global, &args.output)?;
     let mut reader = recfmt::open_with(
         recfmt::default_registry(),
         &args.path,
@@ -140,7 +153,7 @@ pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     if args.track {
         let figure =
             recfmt::pictures::ground_track(reader.as_mut(), &title).with_context(reading)?;
-        write(&figure, &args.output, args.width, args.height)?;
+        write(&figure, &args.output, args.width, args.height, replace)?;
         return Ok(finish(reader.integrity()));
     }
     if args.signals.is_empty() {
@@ -154,7 +167,7 @@ pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
             Box::new(SelectedReader::new(reader, &pipeline)?)
         };
         let figure = recfmt::plot::overview(reader.as_mut(), &title).with_context(reading)?;
-        write(&figure, &args.output, args.width, args.height)?;
+        write(&figure, &args.output, args.width, args.height, replace)?;
         return Ok(finish(reader.integrity()));
     }
     let options = SignalOptions {
@@ -177,13 +190,14 @@ pub fn plot(global: &GlobalArgs, args: &PlotArgs) -> Result<Outcome> {
     for note in &plot.notes {
         eprintln!("note: {note}");
     }
-    write(&figure, &args.output, args.width, args.height)?;
+    write(&figure, &args.output, args.width, args.height, replace)?;
     Ok(finish(&plot.integrity))
 }
 
 /// `recfmt carla map`.
 pub fn carla_map(global: &GlobalArgs, args: &CarlaMapArgs) -> Result<Outcome> {
     recfmt::plot::ImageKind::from_path(&args.output)?;
+    let replace = check_output(global, &args.output)?;
     let registry = recfmt::default_registry();
     let carla = registry
         .by_id("carla")
@@ -191,6 +205,6 @@ pub fn carla_map(global: &GlobalArgs, args: &CarlaMapArgs) -> Result<Outcome> {
     let options = open_options(global)?.read_options_for(registry, carla)?;
     let figure = recfmt::pictures::carla_map(&args.path, &options)
         .with_context(|| format!("reading {}", args.path.display()))?;
-    write(&figure, &args.output, args.width, args.height)?;
+    write(&figure, &args.output, args.width, args.height, replace)?;
     Ok(Outcome::Complete)
 }
