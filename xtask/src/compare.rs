@@ -18,7 +18,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::session::ensure_session;
-use crate::{cargo, project_root, python_env, run};
+use crate::{project_root, python_env};
 
 /// Runs of every measurement; the best one counts.
 pub(crate) const RUNS: usize = 3;
@@ -55,16 +55,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "recfmt",
-        "--bin",
-        "recfmt",
-        "--features",
-        "cli",
-    ]))?;
+    crate::build_release_recfmt()?;
     let recfmt = root.join("target/release/recfmt");
     let python = python_env()?;
     let data = root.join("target/bench-data");

@@ -66,7 +66,7 @@ use recfmt_core::{
 
 use crate::compare::{RUNS, best_of, git, load_average, quiet};
 use crate::session::ensure_session;
-use crate::{cargo, disk_usage, files_under, project_root, run};
+use crate::{disk_usage, files_under, project_root, run};
 
 /// The formats, in the order of the report, as `--format` names them.
 pub const FORMATS: [&str; 6] = [
@@ -145,16 +145,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty =
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "recfmt",
-        "--bin",
-        "recfmt",
-        "--features",
-        "cli",
-    ]))?;
+    crate::build_release_recfmt()?;
     let read_batches = crate::python_bench::build_read_batches()?;
     let recfmt = project_root().join("target/release/recfmt");
     let data = project_root().join("target/bench-data");

@@ -278,6 +278,22 @@ fn python_package(python: &Path) -> Result<()> {
         .env("RECFMT_BIN", root.join("target/debug/recfmt")))
 }
 
+/// Builds the release `recfmt` binary (with the command line's features) the benchmarks run
+/// and returns its path.
+fn build_release_recfmt() -> Result<PathBuf> {
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "recfmt",
+        "--bin",
+        "recfmt",
+        "--features",
+        "cli",
+    ]))?;
+    Ok(project_root().join("target/release/recfmt"))
+}
+
 /// Generated fixtures: (folder under tests/fixtures, writer).
 fn fixture_set(root: &Path) -> Result<()> {
     use recfmt_tlv::generate;

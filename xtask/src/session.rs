@@ -6,7 +6,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::{PEAK_RSS_LIMIT_BYTES, cargo, project_root, run};
+use super::{PEAK_RSS_LIMIT_BYTES, project_root, run};
 
 /// The release binary and a generated session it runs on.
 pub struct BenchSession {
@@ -38,16 +38,7 @@ impl BenchSession {
             _ => bail!("usage: {usage}"),
         };
         let min_bytes = gib << 30;
-        run(cargo().args([
-            "build",
-            "--release",
-            "-p",
-            "recfmt",
-            "--bin",
-            "recfmt",
-            "--features",
-            "cli",
-        ]))?;
+        crate::build_release_recfmt()?;
         let data = project_root().join("target/bench-data");
         let input = data.join(format!("usvlog-{gib}gib"));
         let series = input.join("timeseries.bin");
