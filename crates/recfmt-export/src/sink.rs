@@ -35,7 +35,7 @@ enum Inner {
     Arrow(Box<arrow_ipc::writer::FileWriter<AtomicFile>>),
     #[cfg(feature = "ndjson")]
     /// The file, and the writer of its rows, made on the first row.
-    Ndjson(AtomicFile, Option<crate::json::RowWriter>),
+    Ndjson(Box<AtomicFile>, Option<crate::json::RowWriter>),
 }
 
 /// Fails when this build of the crate leaves `format` out.
@@ -94,7 +94,7 @@ impl Sink {
                     .map_err(|e| Error::arrow(Some(path), e))?,
             )),
             #[cfg(feature = "ndjson")]
-            TableFormat::Ndjson => Inner::Ndjson(file, None),
+            TableFormat::Ndjson => Inner::Ndjson(Box::new(file), None),
             #[allow(unreachable_patterns)]
             _ => return Err(Error::Invalid("table format not available".into())),
         };
@@ -174,7 +174,7 @@ impl Sink {
                     .map_err(|e| Error::arrow(Some(&self.path), e))
             }
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(file, _) => Ok(file),
+            Inner::Ndjson(file, _) => Ok(*file),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }
