@@ -208,59 +208,23 @@ impl<'a> RowWriter<'a> {
     /// Appends the next signal's value as an array (fixed or variable shape), already in the
     /// column's element type.
     pub fn push_slice<T: RowElement>(&mut self, items: &[T]) -> Result<()> {
-        let signal = self.next_signal()?;
-        match &mut self.target {
-            Target::Frame(frame) => {
-                put_frame_value(frame, signal, Value::Array(T::array(items)));
-                Ok(())
-            }
-            Target::Batches(set) => {
-                let batch = set.stream_mut(self.stream);
-                let stream = self.stream;
-                let column = column_at(batch.columns_mut(), signal, stream)?;
-                column
-                    .push_slice(items)
-                    .map_err(|message| value_error(stream, signal, message))
-            }
-        }
+        self.push_with(
+            |slot| *slot = Value::Array(T::array(items)),
+            |column, _| column.push_slice(items),
+        )
     }
 
     /// Appends the next signal's value as text.
     pub fn push_str(&mut self, text: &str) -> Result<()> {
-        let signal = self.next_signal()?;
-        match &mut self.target {
-            Target::Frame(frame) => {
-                frame_slot(frame, signal).set_str(text);
-                Ok(())
-            }
-            Target::Batches(set) => {
-                let batch = set.stream_mut(self.stream);
-                let stream = self.stream;
-                let column = column_at(batch.columns_mut(), signal, stream)?;
-                column
-                    .push_str(text)
-                    .map_err(|message| value_error(stream, signal, message))
-            }
-        }
+        self.push_with(|slot| slot.set_str(text), |column, _| column.push_str(text))
     }
 
     /// Appends the next signal's value as opaque bytes.
     pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<()> {
-        let signal = self.next_signal()?;
-        match &mut self.target {
-            Target::Frame(frame) => {
-                frame_slot(frame, signal).set_bytes(bytes);
-                Ok(())
-            }
-            Target::Batches(set) => {
-                let batch = set.stream_mut(self.stream);
-                let stream = self.stream;
-                let column = column_at(batch.columns_mut(), signal, stream)?;
-                column
-                    .push_bytes(bytes)
-                    .map_err(|message| value_error(stream, signal, message))
-            }
-        }
+        self.push_with(
+            |slot| slot.set_bytes(bytes),
+            |column, _| column.push_bytes(bytes),
+        )
     }
 
     /// Appends no value for the next signal (not sampled in this row).
@@ -270,20 +234,31 @@ impl<'a> RowWriter<'a> {
 
     /// Appends the next signal's value given as a [`Value`] (the slow, general path).
     pub fn push_value(&mut self, value: &Value) -> Result<()> {
+        self.push_with(
+            |slot| *slot = value.clone(),
+            |column, rows| column.push_value(value, rows),
+        )
+    }
+
+    /// Appends the next signal's value: `frame` sets the row path's value slot, `column`
+    /// appends to the signal's column (given the rows the batch holds before this one).
+    fn push_with(
+        &mut self,
+        frame: impl FnOnce(&mut Value),
+        column: impl FnOnce(&mut ColumnBuf, usize) -> std::result::Result<(), String>,
+    ) -> Result<()> {
         let signal = self.next_signal()?;
+        let stream = self.stream;
         match &mut self.target {
-            Target::Frame(frame) => {
-                put_frame_value(frame, signal, value.clone());
+            Target::Frame(row) => {
+                frame(frame_slot(row, signal));
                 Ok(())
             }
             Target::Batches(set) => {
-                let batch = set.stream_mut(self.stream);
+                let batch = set.stream_mut(stream);
                 let rows = batch.rows();
-                let stream = self.stream;
-                let column = column_at(batch.columns_mut(), signal, stream)?;
-                column
-                    .push_value(value, rows)
-                    .map_err(|message| value_error(stream, signal, message))
+                let buf = column_at(batch.columns_mut(), signal, stream)?;
+                column(buf, rows).map_err(|message| value_error(stream, signal, message))
             }
         }
     }
