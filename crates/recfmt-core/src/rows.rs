@@ -205,6 +205,37 @@ impl<'a> RowWriter<'a> {
         }
     }
 
+    /// True when the next signal's value is kept. False only on the batch path when a column
+    /// projection ([`BatchSet::with_columns`]) left the signal's column out: a reader may then
+    /// skip decoding the value and call [`RowWriter::skip`] (pushing it anyway is also fine).
+    #[inline]
+    pub fn wants_next(&self) -> bool {
+        match &self.target {
+            Target::Frame(_) => true,
+            Target::Batches(set) => set
+                .stream(self.stream)
+                .columns()
+                .get(self.signal)
+                .is_none_or(|column| !column.is_skipped()),
+        }
+    }
+
+    /// Moves past the next signal without decoding its value: only for a signal whose column
+    /// [`RowWriter::wants_next`] said is left out. On the row path every value is needed, so
+    /// this is an error there.
+    #[inline]
+    pub fn skip(&mut self) -> Result<()> {
+        if self.wants_next() {
+            let (stream, signal) = (self.stream, self.signal);
+            return Err(value_error(
+                stream,
+                signal,
+                "the reader skipped a value that is wanted (see RowWriter::wants_next)".into(),
+            ));
+        }
+        self.next_signal().map(|_| ())
+    }
+
     /// Appends the next signal's value as an array (fixed or variable shape), already in the
     /// column's element type.
     pub fn push_slice<T: RowElement>(&mut self, items: &[T]) -> Result<()> {

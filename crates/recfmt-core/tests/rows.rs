@@ -449,3 +449,42 @@ fn a_reader_of_frames_gets_batches_through_the_row_writer() {
     }
     assert_eq!(total, 25);
 }
+
+#[test]
+fn a_reader_may_skip_the_values_a_projection_left_out_but_not_the_wanted_ones() {
+    let schema = one_stream(vec![
+        SignalDesc::scalar("beacon", DType::U32),
+        SignalDesc::scalar("rssi", DType::F32),
+    ]);
+    // Only the time and rssi kept: the reader skips beacon without decoding it.
+    let mut set = BatchSet::with_columns(&schema, 10, |_| true, |_, column| column != 1);
+    {
+        let mut row = RowWriter::batches(&mut set);
+        for i in 0..3u32 {
+            assert!(row.begin(0).unwrap());
+            assert!(row.wants_next());
+            row.push(f64::from(i)).unwrap();
+            assert!(!row.wants_next(), "beacon was left out");
+            row.skip().unwrap();
+            assert!(row.wants_next());
+            let err = row.skip().unwrap_err();
+            assert!(
+                err.to_string().contains("skipped a value that is wanted"),
+                "{err}"
+            );
+            row.push(-60.0f32 - i as f32).unwrap();
+            row.finish().unwrap();
+        }
+    }
+    let batch = set.take(0);
+    batch.check_consistent().unwrap();
+    assert_eq!(batch.rows(), 3);
+    assert_eq!(batch.row_values(2)[2], Value::Float(-62.0));
+    // On the row path every value is wanted.
+    let mut frame = FrameBuf::default();
+    let mut row = RowWriter::frame(&mut frame);
+    assert!(row.begin(0).unwrap());
+    row.push(0.0f64).unwrap();
+    assert!(row.wants_next());
+    assert!(row.skip().is_err());
+}
