@@ -1,4 +1,6 @@
-//! `cargo xtask bench compare [--mb N]`: recfmt against the Python writers (issue 11).
+//! `cargo xtask bench compare [--mb N] [--baseline RECFMT]`: recfmt against the Python
+//! writers (issue 11); with `--baseline`, every recfmt figure again, by another `recfmt`
+//! binary (a release build of an earlier commit) and this tree's, timed in turns.
 //!
 //! On one generated USVLOG session (at least N MB, default 400, cached under
 //! `target/bench-data/`), times the release `recfmt` converting to Parquet, CSV and HDF5, a full
@@ -43,13 +45,26 @@ impl Line {
     }
 }
 
-/// `cargo xtask bench compare [--mb N]`.
+/// `cargo xtask bench compare [--mb N] [--baseline RECFMT]`.
 pub fn bench_compare(args: &[String]) -> Result<()> {
-    let mb: u64 = match args {
-        [] => DEFAULT_MB,
-        [flag, n] if flag == "--mb" => n.parse().context("--mb takes a whole number")?,
-        _ => bail!("usage: cargo xtask bench compare [--mb N]"),
-    };
+    const USAGE: &str = "usage: cargo xtask bench compare [--mb N] [--baseline RECFMT]";
+    let mut mb = DEFAULT_MB;
+    let mut baseline_bin: Option<std::path::PathBuf> = None;
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next().context(USAGE)?;
+        match flag.as_str() {
+            "--mb" => mb = value.parse().context("--mb takes a whole number")?,
+            "--baseline" => {
+                let path = std::path::PathBuf::from(value);
+                if !path.is_file() {
+                    bail!("--baseline {value}: no such recfmt binary");
+                }
+                baseline_bin = Some(path);
+            }
+            _ => bail!(USAGE),
+        }
+    }
     let root = project_root();
     // What the release binary is built from (other work may commit while this runs).
     let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
@@ -70,6 +85,12 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out)?;
 
+    let convert_with = |binary: &Path, input: &[&Path], to: &str, output: &Path| {
+        let mut cmd = Command::new(binary);
+        cmd.arg("convert").arg("--layout").arg(&layout);
+        cmd.args(input).args(["--to", to]).arg("-o").arg(output);
+        cmd
+    };
     let convert = |input: &[&Path], to: &str, output: &Path, jobs: Option<&str>| {
         let mut cmd = Command::new(&recfmt);
         cmd.arg("convert").arg("--layout").arg(&layout);
@@ -196,6 +217,37 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         },
     ];
 
+    // Before and after: every recfmt figure once more, the baseline binary and this tree's
+    // timed in turns.
+    let mut before_after = Vec::new();
+    if let Some(baseline) = &baseline_bin {
+        let binaries = [baseline.as_path(), recfmt.as_path()];
+        for (what, to) in [
+            ("`convert --to parquet`", "parquet"),
+            ("`convert --to csv`", "csv"),
+            ("`convert --to hdf5`", "hdf5"),
+        ] {
+            let times = best_of_alternating(what, &out, to, |which, dir| {
+                let output = if to == "hdf5" {
+                    dir.join("recording.h5")
+                } else {
+                    dir.to_path_buf()
+                };
+                convert_with(binaries[which], &[&session], to, &output)
+            })?;
+            before_after.push((what, times));
+        }
+        let times = best_of_alternating("full read (`validate`)", &out, "validate", |which, _| {
+            let mut cmd = Command::new(binaries[which]);
+            cmd.arg("validate")
+                .arg("--layout")
+                .arg(&layout)
+                .arg(&session);
+            cmd
+        })?;
+        before_after.push(("full read (`validate`)", times));
+    }
+
     let _ = std::fs::remove_dir_all(&out);
     println!(
         "\nrecfmt against the Python writers: {} ({:.1} MB timeseries.bin, {} streams, {} rows), \
@@ -242,6 +294,21 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 "goal missed"
             }
         );
+    }
+    if let Some(baseline) = &baseline_bin {
+        println!(
+            "\nBefore ({}) and after (this tree), timed in turns, best of {RUNS}; ratio = \
+             before / after (above 1: faster now)\n",
+            baseline.display()
+        );
+        println!("| what | before s | after s | ratio |");
+        println!("|---|---|---|---|");
+        for (what, [before, after]) in &before_after {
+            println!(
+                "| {what} | {before:.3} | {after:.3} | {:.2} |",
+                before / after
+            );
+        }
     }
     Ok(())
 }
@@ -295,6 +362,38 @@ pub(crate) fn best_of(
     let shown: Vec<String> = times.iter().map(|t| format!("{t:.2} s")).collect();
     eprintln!("{name}: {}", shown.join(", "));
     Ok(times.into_iter().fold(f64::INFINITY, f64::min))
+}
+
+/// Best times of two commands timed in turns (a, b, a, b, ...), [`RUNS`] each: a before/after
+/// pair measured this way sees the same machine load, which a noisy machine needs.
+pub(crate) fn best_of_alternating(
+    name: &str,
+    out: &Path,
+    label: &str,
+    make: impl Fn(usize, &Path) -> Command,
+) -> Result<[f64; 2]> {
+    let mut best = [f64::INFINITY; 2];
+    let mut shown = [Vec::new(), Vec::new()];
+    for i in 0..RUNS {
+        for (which, slot) in best.iter_mut().enumerate() {
+            let dir = out.join(format!("{label}-{which}-{i}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir)?;
+            let mut cmd = make(which, &dir);
+            let started = Instant::now();
+            quiet(&mut cmd)?;
+            let took = started.elapsed().as_secs_f64();
+            std::fs::remove_dir_all(&dir)?;
+            *slot = slot.min(took);
+            shown[which].push(format!("{took:.2} s"));
+        }
+    }
+    eprintln!(
+        "{name}: before {}; after {}",
+        shown[0].join(", "),
+        shown[1].join(", ")
+    );
+    Ok(best)
 }
 
 /// Runs a command with its output discarded (shown only when it fails).

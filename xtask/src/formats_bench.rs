@@ -1,5 +1,7 @@
-//! `cargo xtask bench formats [--mb N] [--format NAME]`: for every format, a full read
-//! against `cat` of the same bytes, and the conversion to Parquet (issue 11).
+//! `cargo xtask bench formats [--mb N] [--format NAME] [--baseline RECFMT]`: for every
+//! format, a full read against `cat` of the same bytes, and the conversion to Parquet (issue
+//! 11); with `--baseline`, the same full read and conversion by another `recfmt` binary (a
+//! release build of an earlier commit), timed in turns with this tree's, before and after.
 //!
 //! For USVLOG, ICAREC, Icarus HDF5, CARLA, FlightGear and NanoVer (or only `--format NAME`,
 //! one of [`FORMATS`]), an input of at least N MB (10^6 bytes, default 1024) is generated once
@@ -64,7 +66,7 @@ use recfmt_core::{
     DType, FrameBuf, Header, RecordingWriter, Schema, SignalDesc, StreamDesc, TimeBase, Value,
 };
 
-use crate::compare::{RUNS, best_of, git, load_average, quiet};
+use crate::compare::{RUNS, best_of, best_of_alternating, git, load_average, quiet};
 use crate::session::ensure_session;
 use crate::{disk_usage, files_under, project_root, run};
 
@@ -113,18 +115,36 @@ struct Figures {
     parquet_peak: u64,
     /// `openssl dgst -sha256` of the input (ICAREC only).
     digest: Option<f64>,
+    /// With `--baseline`: the full read and the conversion to Parquet by the baseline binary
+    /// and by this one, timed in turns.
+    before_after: Option<BeforeAfter>,
+}
+
+/// Best times of the baseline binary (`[0]`) and this tree's (`[1]`).
+struct BeforeAfter {
+    validate: [f64; 2],
+    parquet: [f64; 2],
 }
 
 /// `cargo xtask bench formats [--mb N] [--format NAME]`.
 pub fn bench_formats(args: &[String]) -> Result<()> {
-    const USAGE: &str = "usage: cargo xtask bench formats [--mb N] [--format NAME]";
+    const USAGE: &str =
+        "usage: cargo xtask bench formats [--mb N] [--format NAME] [--baseline RECFMT]";
     let mut mb = DEFAULT_MB;
     let mut only: Option<&str> = None;
+    let mut baseline: Option<PathBuf> = None;
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         let value = rest.next().context(USAGE)?;
         match flag.as_str() {
             "--mb" => mb = value.parse().context("--mb takes a whole number")?,
+            "--baseline" => {
+                let path = PathBuf::from(value);
+                if !path.is_file() {
+                    bail!("--baseline {value}: no such recfmt binary");
+                }
+                baseline = Some(path);
+            }
             "--format" => {
                 only = Some(
                     FORMATS
@@ -164,7 +184,7 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
         check_info(&recfmt, &input)?;
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(&out)?;
-        let figures = measure(&recfmt, &read_batches, &input, &out)?;
+        let figures = measure(&recfmt, &read_batches, baseline.as_deref(), &input, &out)?;
         std::fs::remove_dir_all(&out)?;
         results.push((input, figures));
     }
@@ -216,11 +236,43 @@ pub fn bench_formats(args: &[String]) -> Result<()> {
             f.digest.map_or("-".into(), |d| format!("{d:.3}")),
         );
     }
+    if let Some(baseline) = &baseline {
+        println!(
+            "\nBefore ({}) and after (this tree), timed in turns, best of {RUNS}; ratio = \
+             before / after (above 1: faster now)\n",
+            baseline.display()
+        );
+        println!(
+            "| format | full read before s | after s | ratio | to Parquet before s | after s | \
+             ratio |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for (input, f) in &results {
+            if let Some(ba) = &f.before_after {
+                println!(
+                    "| {} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.2} |",
+                    input.format,
+                    ba.validate[0],
+                    ba.validate[1],
+                    ba.validate[0] / ba.validate[1],
+                    ba.parquet[0],
+                    ba.parquet[1],
+                    ba.parquet[0] / ba.parquet[1],
+                );
+            }
+        }
+    }
     Ok(())
 }
 
 /// Times the full read, the every-value read, `cat` and the conversion to Parquet of `input`.
-fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Result<Figures> {
+fn measure(
+    recfmt: &Path,
+    read_batches: &Path,
+    baseline: Option<&Path>,
+    input: &Input,
+    out: &Path,
+) -> Result<Figures> {
     let name = input.format;
     let recfmt_cmd = |command: &str| {
         let mut cmd = Command::new(recfmt);
@@ -299,6 +351,9 @@ fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Res
     } else {
         None
     };
+    let before_after = baseline
+        .map(|baseline| before_after(baseline, recfmt, input, out))
+        .transpose()?;
     Ok(Figures {
         validate,
         every_value,
@@ -306,7 +361,36 @@ fn measure(recfmt: &Path, read_batches: &Path, input: &Input, out: &Path) -> Res
         parquet,
         parquet_peak,
         digest,
+        before_after,
     })
+}
+
+/// The full read and the conversion to Parquet by `baseline` and by `recfmt`, timed in turns.
+fn before_after(baseline: &Path, recfmt: &Path, input: &Input, out: &Path) -> Result<BeforeAfter> {
+    let binaries = [baseline, recfmt];
+    let command = |which: usize, verb: &str| {
+        let mut cmd = Command::new(binaries[which]);
+        cmd.arg(verb).args(&input.args).arg(&input.path);
+        cmd
+    };
+    let name = input.format;
+    let validate = best_of_alternating(
+        &format!("{name}: recfmt validate"),
+        out,
+        "validate-ba",
+        |which, _| command(which, "validate"),
+    )?;
+    let parquet = best_of_alternating(
+        &format!("{name}: recfmt convert --to parquet"),
+        out,
+        "parquet-ba",
+        |which, dir| {
+            let mut cmd = command(which, "convert");
+            cmd.args(["--to", "parquet", "-o"]).arg(dir);
+            cmd
+        },
+    )?;
+    Ok(BeforeAfter { validate, parquet })
 }
 
 /// `recfmt info --json` must succeed and report the input complete: the input is what its

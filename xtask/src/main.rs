@@ -11,9 +11,9 @@
 //!   package against the Rust batch read, recfmt against the Python writers, then every
 //!   format's full read against `cat` and conversion to Parquet;
 //!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
-//!   `bench python [--mb N] [--gib G]`, `bench compare [--mb N]`,
+//!   `bench python [--mb N] [--gib G]`, `bench compare [--mb N] [--baseline RECFMT]`,
 //!   `bench custom [--rows N] [--runs K]` (a `read_row`-only reader against USVLOG) or
-//!   `bench formats [--mb N] [--format NAME]` runs one of them.
+//!   `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` runs one of them.
 //! * `sweep [--mutants N]`: the mutation sweep of every sample and fixture in release, with
 //!   10,000 mutants per format (the test suite runs fewer).
 
@@ -61,8 +61,8 @@ const TASKS: &[(&str, &str)] = &[
          its batches() peak memory on 10 GiB), then recfmt against pyarrow and h5py on a \
          400 MB session, then per format (1 GB inputs) the full read against cat and the \
          conversion to Parquet; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
-         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N]`, \
-         `bench custom [--rows N] [--runs K]` or `bench formats [--mb N] [--format NAME]` runs \
+         `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N] [--baseline RECFMT]`, \
+         `bench custom [--rows N] [--runs K]` or `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` runs \
          one part",
     ),
     (
