@@ -178,3 +178,83 @@ def _plain(value):
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return repr(value)
+
+
+# --- Spark ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark", minversion="4.0")
+    import shutil as _shutil
+
+    if _shutil.which("java") is None and "JAVA_HOME" not in __import__("os").environ:
+        pytest.skip("Spark needs Java")
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    import recfmt.spark
+
+    # The Python workers import recfmt: they run this interpreter.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("recfmt-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    recfmt.spark.register(session)
+    yield session
+    session.stop()
+
+
+def _linked_folder(tmp_path, paths):
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    for p in paths:
+        (folder / p.name).symlink_to(p)
+    return folder
+
+
+@pytest.mark.parametrize("stream", ["frames", "signals"])
+def test_spark_reads_a_mixed_folder_equal_to_cat(spark, tmp_path, stream):
+    paths = needs(mixed_set())
+    folder = _linked_folder(tmp_path, paths)
+    df = spark.read.format("recfmt").option("stream", stream).load(str(folder))
+    with_stream = [p for p in paths if stream in recfmt.open(p).streams]
+    # One partition per recording with the stream.
+    assert df.rdd.getNumPartitions() == len(with_stream)
+    table = df.toArrow()
+    linked = [folder / p.name for p in with_stream]
+    check_against_cat(table, linked, stream)
+
+
+def test_spark_pushes_time_and_source_filters_down(spark):
+    paths = needs(traj_set())
+    glob = str(paths[0].parent / "hello*.traj")
+    df = spark.read.format("recfmt").option("stream", "frames").load(glob)
+    full = df.toArrow()
+    early = df.filter("t_us >= 1000 AND t_us < 100000").toArrow()
+    import pyarrow.compute as pc
+
+    keep = pc.and_(pc.greater_equal(full["t_us"], 1000), pc.less(full["t_us"], 100000))
+    assert early.num_rows > 0 and early.equals(full.filter(keep))
+    one = df.filter(df.source == "hello_vel").toArrow()
+    assert one.equals(full.filter(pc.equal(full["source"], "hello_vel")))
+    # The plan leaves the other recordings out.
+    assert df.filter(df.source == "hello_vel").rdd.getNumPartitions() == 1
+    sliced = spark.read.format("recfmt").option("stream", "frames").option("slice_seconds", "0.05").load(glob)
+    assert sliced.rdd.getNumPartitions() > len(recfmt.fleet.expand_paths(glob))
+    assert sliced.count() == full.num_rows
+
+
+def test_spark_names_both_files_on_a_type_clash(spark):
+    every = samples("nanover/server-py", "traj")
+    if len(every) < 2:
+        pytest.skip("no NanoVer samples")
+    with pytest.raises(Exception, match="residue.ids"):
+        spark.read.format("recfmt").option("stream", "frames").load(str(every[0].parent / "*.traj")).schema
