@@ -258,3 +258,28 @@ def test_spark_names_both_files_on_a_type_clash(spark):
         pytest.skip("no NanoVer samples")
     with pytest.raises(Exception, match="residue.ids"):
         spark.read.format("recfmt").option("stream", "frames").load(str(every[0].parent / "*.traj")).schema
+
+
+# --- Ray Data ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.parametrize("stream", ["frames", "signals"])
+def test_ray_datasource_reads_a_mixed_set_equal_to_cat(ray_session, stream):
+    import recfmt.ray
+
+    paths = needs(mixed_set())
+    source = recfmt.ray.Datasource(paths, stream)
+    assert len(source.get_read_tasks(4)) == sum(stream in recfmt.open(p).streams for p in paths)
+    ds = ray_session.data.read_datasource(source)
+    table = pa.concat_tables(ray_session.get(ds.to_arrow_refs()))
+    check_against_cat(table, paths, stream)
+    assert ds.schema().names == recfmt.fleet.Fleet(paths, stream).schema.names
