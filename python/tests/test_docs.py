@@ -81,3 +81,18 @@ def test_engine_examples_run_as_scripts(tmp_path, title, code, module):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "fg2020.3.16-c172p-normal-nomp" in done.stdout or title == "DuckDB", done.stdout
+
+
+def test_the_wheel_is_built_small():
+    """`pip install ./python` builds with the workspace's `wheel` profile: optimised, no debug
+    info, stripped, and panics unwind (Ctrl-C stops a conversion by unwinding its threads)."""
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = tomllib.loads((ROOT / "python" / "pyproject.toml").read_text())
+    assert pyproject["tool"]["maturin"]["profile"] == "wheel"
+    profile = tomllib.loads((ROOT / "Cargo.toml").read_text())["profile"]["wheel"]
+    assert profile["inherits"] == "release"
+    assert profile["debug"] is False and profile["strip"] is True
+    assert profile.get("panic", "unwind") == "unwind"
+    extras = pyproject["project"]["optional-dependencies"]
+    assert {"pandas", "polars", "dask", "spark", "ray", "test"} <= set(extras)
+    assert "h5py" in extras["test"]
