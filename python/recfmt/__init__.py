@@ -17,7 +17,9 @@ The data is decoded in Rust with the GIL released and handed to pyarrow through 
 data interface: no value becomes a Python object and no buffer is copied. ``polars.from_arrow``,
 DuckDB and pandas (``to_pandas``) take the tables directly.
 
-Errors are :class:`RecfmtError` (subclasses say what kind). A read that finishes but lost input
+Errors are :class:`RecfmtError` (subclasses say what kind), and also the built-in a Python user
+expects: a missing recording is a ``FileNotFoundError``, a missing stream or column a
+``KeyError``, a bad argument a ``ValueError``. They pickle, so they cross process pools. A read that finishes but lost input
 data (a truncated or corrupt file) raises :class:`DataLostError` carrying the integrity report
 and the complete rows that were read, unless ``on_loss="warn"`` or ``"ignore"`` is given.
 """
@@ -28,33 +30,45 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, List, Optional, Sequence, Union
 
-from ._recfmt import (
-    BatchStream,
+from .errors import (
     DataLostError,
     DataLostWarning,
+    InvalidArgumentError,
     LimitError,
     MalformedError,
+    NoSuchColumnError,
+    NoSuchStreamError,
+    OutputExistsError,
     RecfmtError,
-    Recording,
+    RecordingNotFoundError,
     UnknownFormatError,
     UnsupportedError,
+)
+from ._recfmt import (
+    BatchStream,
+    Recording,
     __version__,
     carla_query,
     formats,
     source_name,
     state_at,
-    validate,
 )
 from ._recfmt import open as _open
 from ._recfmt import convert as _convert
+from ._recfmt import validate as _validate
 
 __all__ = [
     "BatchStream",
     "DataLostError",
     "DataLostWarning",
+    "InvalidArgumentError",
     "LimitError",
     "MalformedError",
+    "NoSuchColumnError",
+    "NoSuchStreamError",
+    "OutputExistsError",
     "RecfmtError",
+    "RecordingNotFoundError",
     "Recording",
     "UnknownFormatError",
     "UnsupportedError",
@@ -222,3 +236,48 @@ _LIST_OPTIONS = ("streams", "exclude_streams", "signals", "exclude_signals")
 
 def _as_list(value: Union[str, Sequence[str]]) -> List[str]:
     return [value] if isinstance(value, str) else list(value)
+
+
+def validate(
+    path: PathLike,
+    *,
+    against: Optional[PathLike] = None,
+    format: Optional[str] = None,
+    strict: bool = False,
+    layouts: Sequence[PathLike] = (),
+    resync: bool = False,
+) -> dict:
+    """Read a recording completely with its format's own checks: the dict of
+    ``recfmt validate --json`` (``valid``, ``problems``, ``notes``, ``integrity``, ...).
+
+    Input data lost (a truncated or corrupt file) makes the recording invalid, and is listed
+    among ``problems`` as a sentence saying what and where.
+    """
+    report = _validate(
+        os.fspath(path),
+        against=None if against is None else os.fspath(against),
+        format=format,
+        strict=strict,
+        layouts=[os.fspath(p) for p in layouts],
+        resync=resync,
+    )
+    integrity = report.get("integrity") or {}
+    if integrity.get("status", "complete") != "complete":
+        report["problems"].insert(0, _loss_problem(integrity))
+    return report
+
+
+def _loss_problem(integrity: dict) -> str:
+    """What the integrity report says was lost, as one problem line (a byte offset said
+    once: the reader's own words carry it when there are any)."""
+    parts = [str(integrity.get("status", "data lost"))]
+    if integrity.get("bytes_lost"):
+        parts.append(f"{integrity['bytes_lost']} bytes lost")
+    if integrity.get("records_skipped"):
+        parts.append(f"{integrity['records_skipped']} corrupt records skipped")
+    warnings = integrity.get("warnings") or []
+    if warnings:
+        return f"input data lost ({', '.join(parts)}): {warnings[0]}"
+    if integrity.get("truncated_at") is not None:
+        parts.append(f"truncated at byte {integrity['truncated_at']}")
+    return f"input data lost ({', '.join(parts)})"

@@ -11,34 +11,11 @@ import pyarrow
 
 _Path = Union[str, os.PathLike[str]]
 _Time = Union[float, str, None]
+_Names = Union[str, Sequence[str], None]
 
 __version__: str
 
-class RecfmtError(Exception):
-    """Base class of every error recfmt raises; the message is the one the command line prints."""
-
-class UnknownFormatError(RecfmtError):
-    """No format recognised the input (or the forced format id is unknown)."""
-
-class MalformedError(RecfmtError):
-    """The input breaks its format; the message names the file, byte offset and what was expected."""
-
-class UnsupportedError(RecfmtError):
-    """The input uses something recfmt does not implement."""
-
-class LimitError(RecfmtError):
-    """A length or count in the input exceeds a configured limit."""
-
-class DataLostError(RecfmtError):
-    """The read finished, but input data was lost (a truncated or corrupt file)."""
-
-    integrity: Dict[str, Any]
-    """`status`, `bytes_lost`, `truncated_at`, `records_skipped`, `warnings` (as `info --json`)."""
-    table: Optional[pyarrow.Table]
-    """The complete rows that were read (`read`/`to_pandas`; `None` for `batches`)."""
-
-class DataLostWarning(UserWarning):
-    """Issued instead of DataLostError with `on_loss="warn"`."""
+from .errors import RecfmtError
 
 class Recording:
     """A recording opened for reading. Each read opens the file again, so reads are independent."""
@@ -65,7 +42,7 @@ class Recording:
     def read(
         self,
         stream: str,
-        columns: Optional[Sequence[str]] = None,
+        columns: _Names = None,
         start: _Time = None,
         end: _Time = None,
         *,
@@ -74,27 +51,41 @@ class Recording:
     ) -> pyarrow.Table:
         """Read `stream` into a table.
 
-        `columns` keeps those signals (a composite's name keeps its members; the time column,
-        and an entity-keyed stream's id column, are always kept; order is the recording's).
+        `columns` (a name or a list) keeps those signals: a signal or composite name (a
+        composite keeps its members), `stream.signal`, or a pattern (`p*`, `re:[xy]`); the time column,
+        and an entity-keyed stream's id column, are always kept; order is the recording's.
         `start` (inclusive) and `end` (exclusive) are seconds on the recording's time axis, or
         text as `convert --start` takes it (`"+12.5s"` after the first row, RFC 3339).
         `on_loss`: `"raise"` (DataLostError), `"warn"` (DataLostWarning) or `"ignore"`.
         """
-    def batches(
+    def read_all(
         self,
-        stream: str,
-        columns: Optional[Sequence[str]] = None,
+        streams: _Names = None,
+        columns: _Names = None,
         start: _Time = None,
         end: _Time = None,
         *,
         batch_rows: int = 65536,
         on_loss: str = "raise",
+    ) -> Dict[str, pyarrow.Table]:
+        """Read several streams (`None`: all) in one pass over the file: tables by stream name."""
+    def batches(
+        self,
+        stream: Optional[str] = None,
+        columns: _Names = None,
+        start: _Time = None,
+        end: _Time = None,
+        *,
+        streams: _Names = None,
+        batch_rows: int = 65536,
+        on_loss: str = "raise",
     ) -> BatchStream:
-        """Stream `stream` as record batches of at most `batch_rows` rows (bounded memory)."""
+        """Stream `stream` as record batches of at most `batch_rows` rows (bounded memory); with
+        `streams=[...]` instead, several streams in one pass as `(stream, batch)` pairs."""
     def to_pandas(
         self,
         stream: str,
-        columns: Optional[Sequence[str]] = None,
+        columns: _Names = None,
         start: _Time = None,
         end: _Time = None,
         *,
@@ -104,16 +95,21 @@ class Recording:
     ) -> pandas.DataFrame:
         """`read(...)` then `pyarrow.Table.to_pandas(**kwargs)`."""
 
-class BatchStream(Iterator[pyarrow.RecordBatch]):
-    """Record batches of one stream; also an Arrow PyCapsule stream (`__arrow_c_stream__`)."""
+class BatchStream(Iterator[Any]):
+    """Record batches of one stream (also an Arrow PyCapsule stream, `__arrow_c_stream__`), or
+    `(stream, batch)` pairs of several (`batches(streams=[...])`)."""
 
     @property
-    def schema(self) -> pyarrow.Schema: ...
+    def schema(self) -> pyarrow.Schema:
+        """The schema of one stream's batches (TypeError for several streams)."""
+    @property
+    def schemas(self) -> Dict[str, pyarrow.Schema]:
+        """Each stream's schema, by name."""
     @property
     def integrity(self) -> Optional[Dict[str, Any]]:
         """The integrity report once the stream has ended, else None."""
     def __iter__(self) -> BatchStream: ...
-    def __next__(self) -> pyarrow.RecordBatch: ...
+    def __next__(self) -> Any: ...
     def to_reader(self) -> pyarrow.RecordBatchReader: ...
     def read_all(self) -> pyarrow.Table: ...
     def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...

@@ -1,152 +1,32 @@
 //! `recfmt._recfmt`, the native half of the `recfmt` Python package.
 //!
 //! A recording is read through the same batch path as `recfmt convert`
-//! ([`recfmt::Recording::batches_with`], on [`recfmt_export::StreamBatchReader`]); the Arrow arrays
-//! cross into pyarrow through the Arrow C data interface, so no value becomes a Python object
-//! and no buffer is copied. Decoding runs with the GIL released; between batches the reader
-//! takes the GIL back just long enough to see a pending Ctrl-C.
+//! ([`recfmt::Recording::stream_batches_with`]); the Arrow arrays cross into pyarrow through
+//! the Arrow C data interface, so no value becomes a Python object and no buffer is copied.
+//! Decoding runs with the GIL released; between batches the reader takes the GIL back just
+//! long enough to see a pending Ctrl-C.
 
-use std::path::{Path, PathBuf};
+mod convert;
+mod errors;
+mod loss;
+mod read;
+
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow_pyarrow::{IntoPyArrow, ToPyArrow};
 use arrow_schema::SchemaRef;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyStopIteration, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use recfmt_core::{
-    ErrorKind, FormatOptions, Header, Integrity, Metadata, ReadOptions, RecordingReader, Schema,
-    StreamDesc, TimeSystem,
-};
-use recfmt_export::TimeBound;
+use recfmt_core::{Header, ReadOptions, Schema};
 
-create_exception!(
-    _recfmt,
-    RecfmtError,
-    PyException,
-    "Base class of every error recfmt raises; the message is the one the command line prints."
-);
-create_exception!(
-    _recfmt,
-    UnknownFormatError,
-    RecfmtError,
-    "No format recognised the input (or the forced format id is unknown)."
-);
-create_exception!(
-    _recfmt,
-    MalformedError,
-    RecfmtError,
-    "The input breaks its format; the message names the file, the byte offset and what was expected."
-);
-create_exception!(
-    _recfmt,
-    UnsupportedError,
-    RecfmtError,
-    "The input uses something recfmt does not implement."
-);
-create_exception!(
-    _recfmt,
-    LimitError,
-    RecfmtError,
-    "A length or count in the input exceeds a configured limit."
-);
-create_exception!(
-    _recfmt,
-    DataLostError,
-    RecfmtError,
-    "The read finished, but input data was lost (a truncated or corrupt file). `integrity` holds \
-     the report (as in `recfmt info --json`); `table` the complete rows that were read, when the \
-     read built a table."
-);
-create_exception!(
-    _recfmt,
-    DataLostWarning,
-    PyUserWarning,
-    "Issued instead of DataLostError when a read is asked to warn on loss (`on_loss=\"warn\"`)."
-);
+use errors::{Kind, core_error, in_file, invalid, py_error};
+use loss::OnLoss;
+use read::{BatchState, BatchStream, ReadArgs, Source, StreamRead, names, time_bound};
 
 /// Rows per record batch unless asked otherwise (as `recfmt convert`).
 const DEFAULT_BATCH_ROWS: usize = 65_536;
-
-/// A recfmt error as the Python exception of its kind.
-fn to_py(error: recfmt_core::Error) -> PyErr {
-    exception_of(error.kind(), error.to_string())
-}
-
-/// The Python exception of an error kind.
-fn exception_of(kind: ErrorKind, message: String) -> PyErr {
-    match kind {
-        ErrorKind::UnknownFormat => UnknownFormatError::new_err(message),
-        // A truncated input is a malformed one to Python, as it always was.
-        ErrorKind::Malformed | ErrorKind::Truncated => MalformedError::new_err(message),
-        ErrorKind::Unsupported => UnsupportedError::new_err(message),
-        ErrorKind::Limit => LimitError::new_err(message),
-        _ => RecfmtError::new_err(message),
-    }
-}
-
-fn export_error(error: recfmt_export::Error) -> PyErr {
-    to_py(error.into())
-}
-
-/// The integrity report as `recfmt info --json` prints it.
-fn integrity_dict<'py>(py: Python<'py>, integrity: &Integrity) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("status", integrity.status.name())?;
-    dict.set_item("bytes_lost", integrity.bytes_lost)?;
-    dict.set_item("truncated_at", integrity.truncated_at)?;
-    dict.set_item("records_skipped", integrity.records_skipped)?;
-    dict.set_item("warnings", integrity.warnings.clone())?;
-    Ok(dict)
-}
-
-/// One line saying what was lost, like the command line's report.
-fn loss_message(path: &Path, integrity: &Integrity) -> String {
-    let mut text = format!(
-        "{}: input data lost ({}",
-        path.display(),
-        integrity.status.name()
-    );
-    if let Some(at) = integrity.truncated_at {
-        text.push_str(&format!(", truncated at byte {at}"));
-    }
-    if integrity.bytes_lost > 0 {
-        text.push_str(&format!(", {} bytes lost", integrity.bytes_lost));
-    }
-    if integrity.records_skipped > 0 {
-        text.push_str(&format!(
-            ", {} corrupt records skipped",
-            integrity.records_skipped
-        ));
-    }
-    text.push(')');
-    if let Some(first) = integrity.warnings.first() {
-        text.push_str(&format!(": {first}"));
-    }
-    text
-}
-
-/// The messages of `error` and its causes, as the command line prints them (`a: b: c`).
-fn chain_message(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        let next = e.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cause = e.source();
-    }
-    text
-}
-
-/// A front-door error as the Python exception of its kind, with the full message.
-fn facade_error(error: recfmt::Error) -> PyErr {
-    exception_of(error.kind(), chain_message(&error))
-}
 
 /// The front door's options for a recording opened as `source` says.
 fn open_options(source: &Source) -> recfmt::OpenOptions {
@@ -159,203 +39,49 @@ fn open_options(source: &Source) -> recfmt::OpenOptions {
     }
 }
 
-/// What to do when a read finishes with data lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnLoss {
-    Raise,
-    Warn,
-    Ignore,
-}
-
-impl OnLoss {
-    fn parse(text: &str) -> PyResult<Self> {
-        match text {
-            "raise" => Ok(OnLoss::Raise),
-            "warn" => Ok(OnLoss::Warn),
-            "ignore" => Ok(OnLoss::Ignore),
-            other => Err(PyValueError::new_err(format!(
-                "on_loss must be \"raise\", \"warn\" or \"ignore\", not {other:?}"
-            ))),
-        }
-    }
-
-    /// Raises or warns about a finished read's loss; `table` goes on the exception.
-    fn report(
-        self,
-        py: Python<'_>,
-        path: &Path,
-        integrity: &Integrity,
-        table: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        if !integrity.lost_data() || self == OnLoss::Ignore {
-            return Ok(());
-        }
-        let message = loss_message(path, integrity);
-        if self == OnLoss::Warn {
-            let category = py.get_type::<DataLostWarning>();
-            return PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 2);
-        }
-        let error = DataLostError::new_err(message);
-        let value = error.value(py);
-        value.setattr("integrity", integrity_dict(py, integrity)?)?;
-        value.setattr("table", table.map(|t| t.clone().unbind()))?;
-        Err(error)
-    }
-}
-
-/// How to open a recording again for each read.
-#[derive(Debug, Clone)]
-struct Source {
-    path: PathBuf,
-    format: Option<String>,
-    options: ReadOptions,
-}
-
-impl Source {
-    fn open(&self) -> recfmt_core::Result<Box<dyn RecordingReader>> {
-        recfmt::default_registry().open_path(&self.path, self.format.as_deref(), &self.options)
-    }
-
-    /// The provenance entries every table of this recording carries (as exports do, without
-    /// the input's SHA-256, which would cost a second read).
-    fn provenance(&self, header: &Header) -> Metadata {
-        let mut meta = Metadata::new();
-        let file = self.path.file_name().map_or_else(
-            || self.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        meta.insert("source.file".into(), file);
-        meta.insert("source.path".into(), self.path.display().to_string());
-        meta.insert("source.format".into(), header.format.to_string());
-        meta.insert("source.version".into(), header.version.clone());
-        meta.insert("recfmt.recfmt_version".into(), recfmt::VERSION.into());
-        meta
-    }
-}
-
-/// The Arrow schema of `desc` with `extra` schema metadata.
-fn table_schema(header: &Header, desc: &StreamDesc, extra: &Metadata) -> SchemaRef {
-    Arc::new(recfmt_export::arrow_schema_with(header, desc, extra))
-}
-
-/// A time bound from Python: seconds on the recording's axis, or text such as `"+12.5s"` or an
-/// RFC 3339 instant.
-fn time_bound(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeBound>> {
-    match time_arg(value)? {
-        None => Ok(None),
-        Some(TimeArg::Seconds(seconds)) => Ok(Some(TimeBound::Absolute(seconds))),
-        Some(TimeArg::Text(text)) => TimeBound::parse(&text).map(Some).map_err(to_py),
-    }
-}
-
-/// A time argument from Python: finite seconds or a text the command line's syntax reads.
-enum TimeArg {
-    Seconds(f64),
-    Text(String),
-}
-
-/// `None` (or Python `None`), finite seconds, or text; NaN and infinities are refused.
-fn time_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TimeArg>> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(None);
-    };
-    if let Ok(seconds) = value.extract::<f64>() {
-        if !seconds.is_finite() {
-            return Err(PyValueError::new_err(format!("bad time {seconds}")));
-        }
-        return Ok(Some(TimeArg::Seconds(seconds)));
-    }
-    Ok(Some(TimeArg::Text(value.extract()?)))
-}
-
-/// One stream of one recording being read batch by batch.
-struct StreamRead {
-    batches: recfmt::Batches,
-}
-
-impl StreamRead {
-    /// Opens `stream` with only `columns` (the time column always) and rows in `[start, end)`.
-    fn open(
-        source: &Source,
-        stream: &str,
-        columns: Option<Vec<String>>,
-        start: Option<TimeBound>,
-        end: Option<TimeBound>,
-        batch_rows: usize,
-    ) -> PyResult<Self> {
-        if batch_rows == 0 {
-            return Err(PyValueError::new_err("batch_rows must be at least 1"));
-        }
-        let reader = source.open().map_err(to_py)?;
-        let options = recfmt::BatchOptions {
-            columns: columns.unwrap_or_default(),
-            start,
-            end,
-            batch_rows,
-            metadata: source.provenance(reader.header()),
-        };
-        let batches = recfmt::Recording::new(&source.path, reader)
-            .batches_with(stream, &options)
-            .map_err(facade_error)?;
-        Ok(StreamRead { batches })
-    }
-
-    /// The schema of every batch.
-    fn schema(&self) -> SchemaRef {
-        self.batches.schema()
-    }
-
-    /// What the read has lost; final once `next_batch` has returned `None`.
-    fn integrity(&self) -> &Integrity {
-        self.batches.integrity()
-    }
-
-    /// The next record batch, or `None` at the end.
-    fn next_batch(&mut self) -> recfmt::Result<Option<RecordBatch>> {
-        self.batches.next_batch()
-    }
-}
-
-fn no_such_stream(schema: &Schema, stream: &str) -> PyErr {
-    let names: Vec<&str> = schema.streams.iter().map(|s| s.name.as_str()).collect();
-    RecfmtError::new_err(format!(
-        "no stream {stream:?} (streams: {})",
-        names.join(", ")
-    ))
-}
-
-/// Why a read without the GIL stopped early.
-enum Stop {
-    Read(recfmt::Error),
-    Interrupted(PyErr),
-}
-
-/// Reads every batch of `read` with the GIL released, checking for Ctrl-C between batches.
-fn read_all(py: Python<'_>, read: &mut StreamRead) -> PyResult<Vec<RecordBatch>> {
-    let outcome = py.detach(|| {
-        let mut out = Vec::new();
-        loop {
-            Python::attach(|py| py.check_signals()).map_err(Stop::Interrupted)?;
-            match read.next_batch().map_err(Stop::Read)? {
-                Some(batch) => out.push(batch),
-                None => return Ok(out),
-            }
-        }
-    });
-    outcome.map_err(|stop| match stop {
-        Stop::Read(e) => facade_error(e),
-        Stop::Interrupted(e) => e,
-    })
+/// `batches` as one `pyarrow.Table` of `schema`.
+fn to_table<'py>(
+    py: Python<'py>,
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
+        batches.into_iter().map(Ok),
+        schema,
+    ));
+    reader.into_pyarrow(py)?.call_method0("read_all")
 }
 
 /// A recording opened for reading: its format, streams and schemas, and its streams as
 /// Arrow tables. Each read opens the file again, so reads are independent.
-#[pyclass(module = "recfmt._recfmt", frozen)]
+#[pyclass(module = "recfmt", frozen)]
 struct Recording {
     source: Source,
     header: Header,
     schema: Schema,
     format_name: &'static str,
+}
+
+impl Recording {
+    /// Opens the read of `streams` (`None`: all) with `columns` and rows in `[start, end)`.
+    #[allow(clippy::too_many_arguments)]
+    fn open_read(
+        &self,
+        streams: Option<Vec<String>>,
+        columns: Option<&Bound<'_, PyAny>>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        batch_rows: usize,
+    ) -> PyResult<StreamRead> {
+        let args = ReadArgs {
+            streams,
+            columns: names("columns", columns)?,
+            start: time_bound(start)?,
+            end: time_bound(end)?,
+            batch_rows,
+        };
+        StreamRead::open(&self.source, &self.schema, args)
+    }
 }
 
 #[pymethods]
@@ -403,26 +129,20 @@ impl Recording {
     /// Reads the recording once and returns the same dict as `recfmt info --json`: `format`,
     /// `version`, `streams` (rows, signals, rates, time span), `time`, `integrity`, ...
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let options = open_options(&self.source);
-        let text = py
-            .detach(|| {
-                recfmt::inspect::info(recfmt::default_registry(), &self.source.path, &options)
-                    .map(|report| report.to_json())
-            })
-            .map_err(facade_error)?;
-        from_json(py, &text)
+        convert::info(py, &self.source.path, open_options(&self.source))
     }
 
     /// The `pyarrow.Schema` of `stream`: Arrow types that follow the source types, units in
     /// the field metadata (`unit`), provenance (`source.*`, `recfmt.*`) in the schema metadata.
     fn schema<'py>(&self, py: Python<'py>, stream: &str) -> PyResult<Bound<'py, PyAny>> {
-        let desc = self
-            .schema
-            .streams
-            .iter()
-            .find(|s| s.name == stream)
-            .ok_or_else(|| no_such_stream(&self.schema, stream))?;
-        table_schema(&self.header, desc, &self.source.provenance(&self.header)).to_pyarrow(py)
+        let wanted = [stream.to_owned()];
+        let desc = read::select_streams(&self.source.path, &self.schema, Some(&wanted))?[0];
+        let schema: SchemaRef = Arc::new(recfmt_export::arrow_schema_with(
+            &self.header,
+            desc,
+            &self.source.provenance(&self.header),
+        ));
+        schema.to_pyarrow(py)
     }
 
     /// Reads `stream` into a `pyarrow.Table`. See the package documentation.
@@ -432,30 +152,60 @@ impl Recording {
         &self,
         py: Python<'py>,
         stream: &str,
-        columns: Option<Vec<String>>,
+        columns: Option<&Bound<'py, PyAny>>,
         start: Option<&Bound<'py, PyAny>>,
         end: Option<&Bound<'py, PyAny>>,
         batch_rows: usize,
         on_loss: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let on_loss = OnLoss::parse(on_loss)?;
-        let mut read = StreamRead::open(
-            &self.source,
-            stream,
+        let mut read = self.open_read(
+            Some(vec![stream.to_owned()]),
             columns,
-            time_bound(start)?,
-            time_bound(end)?,
+            start,
+            end,
             batch_rows,
         )?;
-        let batches = read_all(py, &mut read)?;
-        let schema = read.schema();
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(RecordBatchIterator::new(
-            batches.into_iter().map(Ok),
-            schema,
-        ));
-        let table = reader.into_pyarrow(py)?.call_method0("read_all")?;
+        let batches = read::read_to_end(py, &mut read)?;
+        let (_, schema) = read.schemas().swap_remove(0);
+        let table = to_table(py, schema, batches.into_iter().map(|(_, b)| b).collect())?;
         on_loss.report(py, &self.source.path, read.integrity(), Some(&table))?;
         Ok(table)
+    }
+
+    /// Reads several streams (`None`: every stream) in one pass over the file into a dict of
+    /// `pyarrow.Table`s by stream name. `columns` keeps the signals it names in whichever
+    /// stream has them (`stream.signal` names one stream's).
+    #[pyo3(signature = (streams=None, columns=None, start=None, end=None, *, batch_rows=DEFAULT_BATCH_ROWS, on_loss="raise"))]
+    #[allow(clippy::too_many_arguments)]
+    fn read_all<'py>(
+        &self,
+        py: Python<'py>,
+        streams: Option<&Bound<'py, PyAny>>,
+        columns: Option<&Bound<'py, PyAny>>,
+        start: Option<&Bound<'py, PyAny>>,
+        end: Option<&Bound<'py, PyAny>>,
+        batch_rows: usize,
+        on_loss: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let on_loss = OnLoss::parse(on_loss)?;
+        let streams = names("streams", streams)?;
+        let mut read = self.open_read(streams, columns, start, end, batch_rows)?;
+        let mut batches = read::read_to_end(py, &mut read)?;
+        let tables = PyDict::new(py);
+        for (name, schema) in read.schemas() {
+            let (mine, rest): (Vec<_>, Vec<_>) = batches.into_iter().partition(|(s, _)| *s == name);
+            batches = rest;
+            let table = to_table(py, schema, mine.into_iter().map(|(_, b)| b).collect())?;
+            tables.set_item(name, table)?;
+        }
+        on_loss.report(
+            py,
+            &self.source.path,
+            read.integrity(),
+            Some(tables.as_any()),
+        )?;
+        Ok(tables)
     }
 
     /// Reads `stream` into a `pandas.DataFrame` (through `read`, then
@@ -466,7 +216,7 @@ impl Recording {
         &self,
         py: Python<'py>,
         stream: &str,
-        columns: Option<Vec<String>>,
+        columns: Option<&Bound<'py, PyAny>>,
         start: Option<&Bound<'py, PyAny>>,
         end: Option<&Bound<'py, PyAny>>,
         batch_rows: usize,
@@ -477,29 +227,36 @@ impl Recording {
             .call_method("to_pandas", (), kwargs)
     }
 
-    /// Streams `stream` as `pyarrow.RecordBatch`es of at most `batch_rows` rows.
-    #[pyo3(signature = (stream, columns=None, start=None, end=None, *, batch_rows=DEFAULT_BATCH_ROWS, on_loss="raise"))]
+    /// Streams `stream` as `pyarrow.RecordBatch`es of at most `batch_rows` rows; or, with
+    /// `streams=[...]` instead, several streams in one pass as `(stream, batch)` pairs.
+    #[pyo3(signature = (stream=None, columns=None, start=None, end=None, *, streams=None, batch_rows=DEFAULT_BATCH_ROWS, on_loss="raise"))]
     #[allow(clippy::too_many_arguments)]
     fn batches<'py>(
         &self,
-        stream: &str,
-        columns: Option<Vec<String>>,
+        stream: Option<&str>,
+        columns: Option<&Bound<'py, PyAny>>,
         start: Option<&Bound<'py, PyAny>>,
         end: Option<&Bound<'py, PyAny>>,
+        streams: Option<&Bound<'py, PyAny>>,
         batch_rows: usize,
         on_loss: &str,
     ) -> PyResult<BatchStream> {
         let on_loss = OnLoss::parse(on_loss)?;
-        let read = StreamRead::open(
-            &self.source,
-            stream,
-            columns,
-            time_bound(start)?,
-            time_bound(end)?,
-            batch_rows,
-        )?;
+        let streams = names("streams", streams)?;
+        let (wanted, tagged) = match (stream, streams) {
+            (Some(one), None) => (Some(vec![one.to_owned()]), false),
+            (None, Some(several)) => (Some(several), true),
+            _ => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "batches() takes one stream, batches(\"name\"), or several, \
+                     batches(streams=[...]), not both or neither",
+                ));
+            }
+        };
+        let read = self.open_read(wanted, columns, start, end, batch_rows)?;
         Ok(BatchStream {
-            schema: read.schema(),
+            schemas: read.schemas(),
+            tagged,
             path: self.source.path.clone(),
             on_loss,
             state: Mutex::new(BatchState {
@@ -517,103 +274,6 @@ impl Recording {
             self.header.version,
             self.schema.streams.len()
         )
-    }
-}
-
-struct BatchState {
-    /// `None` once the stream has ended (or failed).
-    read: Option<StreamRead>,
-    integrity: Option<Integrity>,
-}
-
-/// An iterator of `pyarrow.RecordBatch`es over one stream, holding at most one batch at a
-/// time. Also an Arrow stream (`__arrow_c_stream__`), so `pyarrow.RecordBatchReader.from_stream`,
-/// `polars.from_arrow` and DuckDB consume it directly.
-#[pyclass(module = "recfmt._recfmt", frozen)]
-struct BatchStream {
-    schema: SchemaRef,
-    path: PathBuf,
-    on_loss: OnLoss,
-    state: Mutex<BatchState>,
-}
-
-#[pymethods]
-impl BatchStream {
-    /// The `pyarrow.Schema` of every batch.
-    #[getter]
-    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.schema.to_pyarrow(py)
-    }
-
-    /// The integrity report (a dict, as in `recfmt info --json`) once the stream has ended,
-    /// else `None`.
-    #[getter]
-    fn integrity<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let state = self.lock()?;
-        state
-            .integrity
-            .as_ref()
-            .map(|i| integrity_dict(py, i))
-            .transpose()
-    }
-
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.check_signals()?;
-        let mut state = self.lock()?;
-        let Some(read) = state.read.as_mut() else {
-            return Err(PyStopIteration::new_err(()));
-        };
-        let next = py.detach(|| read.next_batch());
-        match next {
-            Ok(Some(batch)) => batch.to_pyarrow(py),
-            Ok(None) => {
-                let integrity = read.integrity().clone();
-                state.read = None;
-                state.integrity = Some(integrity.clone());
-                drop(state);
-                self.on_loss.report(py, &self.path, &integrity, None)?;
-                Err(PyStopIteration::new_err(()))
-            }
-            Err(e) => {
-                state.read = None;
-                Err(facade_error(e))
-            }
-        }
-    }
-
-    /// The rest of the stream as a `pyarrow.RecordBatchReader`.
-    fn to_reader<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let schema = slf.get().schema.to_pyarrow(py)?;
-        py.import("pyarrow")?
-            .getattr("RecordBatchReader")?
-            .call_method1("from_batches", (schema, slf))
-    }
-
-    /// The Arrow PyCapsule stream protocol: the rest of the stream.
-    #[pyo3(signature = (requested_schema=None))]
-    fn __arrow_c_stream__<'py>(
-        slf: &Bound<'py, Self>,
-        requested_schema: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        Self::to_reader(slf)?.call_method1("__arrow_c_stream__", (requested_schema,))
-    }
-
-    /// The rest of the stream as one `pyarrow.Table`.
-    fn read_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        Self::to_reader(slf)?.call_method0("read_all")
-    }
-}
-
-impl BatchStream {
-    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, BatchState>> {
-        self.state
-            .lock()
-            .map_err(|_| RecfmtError::new_err("a previous read of this stream panicked"))
     }
 }
 
@@ -638,7 +298,9 @@ fn open(
             ..ReadOptions::default()
         },
     };
-    let reader = py.detach(|| source.open()).map_err(to_py)?;
+    let reader = py
+        .detach(|| source.open())
+        .map_err(|e| core_error(&source.path, e))?;
     Ok(Recording {
         header: reader.header().clone(),
         schema: reader.schema().clone(),
@@ -662,43 +324,6 @@ fn formats(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
-/// A JSON text as Python objects.
-fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    py.import("json")?.call_method1("loads", (text,))
-}
-
-/// Reads a recording completely with its format's own checks and returns the report dict of
-/// `recfmt validate --json`; see `recfmt.validate`.
-#[pyfunction]
-#[pyo3(signature = (path, *, against=None, format=None, strict=false, layouts=Vec::new(), resync=false))]
-fn validate<'py>(
-    py: Python<'py>,
-    path: PathBuf,
-    against: Option<PathBuf>,
-    format: Option<String>,
-    strict: bool,
-    layouts: Vec<PathBuf>,
-    resync: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let options = recfmt::validate::ValidateOptions {
-        open: recfmt::OpenOptions {
-            format,
-            strict,
-            resync,
-            layouts,
-            ..recfmt::OpenOptions::default()
-        },
-        against,
-    };
-    let text = py
-        .detach(|| {
-            recfmt::validate::validate(recfmt::default_registry(), &path, &options)
-                .map(|report| report.to_json())
-        })
-        .map_err(facade_error)?;
-    from_json(py, &text)
-}
-
 /// CARLA's own queries over a recorder log; see `recfmt.carla_query`.
 #[pyfunction]
 #[pyo3(signature = (path, query, *, type1='a', type2='a', min_time=60.0, min_distance=100.0))]
@@ -712,7 +337,7 @@ fn carla_query<'py>(
     min_distance: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     if !["info", "collisions", "blocked"].contains(&query) {
-        return Err(PyValueError::new_err(format!(
+        return Err(invalid(format!(
             "unknown CARLA query {query:?} (expected \"info\", \"collisions\" or \"blocked\")"
         )));
     }
@@ -739,8 +364,8 @@ fn carla_query<'py>(
                 recfmt_core::QueryForm::Json,
             )
         })
-        .map_err(facade_error)?;
-    from_json(py, &text)
+        .map_err(|e| errors::facade_error(&path, e))?;
+    convert::from_json(py, &text)
 }
 
 /// The state of every signal of an ICAREC recording at time `t`; see `recfmt.state_at`.
@@ -754,6 +379,23 @@ fn state_at<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     use recfmt_core::ResultExt;
     use recfmt_icarec::SignalValue;
+    let registry = recfmt::default_registry();
+    let format = py
+        .detach(|| recfmt::format_of(registry, &path, &recfmt::OpenOptions::default()))
+        .map_err(|e| errors::facade_error(&path, e))?;
+    if format.info.id != "icarec" {
+        return Err(py_error(
+            Kind::Unsupported,
+            in_file(
+                &path,
+                format!(
+                    "state_at reads ICAREC recordings (random access to frames); this is a {} \
+                     recording ({}): read it with recfmt.open(path).read(stream, start=t)",
+                    format.info.name, format.info.id
+                ),
+            ),
+        ));
+    }
     let state = py
         .detach(|| -> recfmt_core::Result<_> {
             let options = recfmt_icarec::OpenOptions {
@@ -763,9 +405,9 @@ fn state_at<'py>(
             let dir = recfmt_icarec::IcarecDir::open(&path, &options).in_file(&path)?;
             dir.state_at(t).in_file(&path)
         })
-        .map_err(to_py)?
+        .map_err(|e| core_error(&path, e))?
         .ok_or_else(|| {
-            RecfmtError::new_err(format!(
+            invalid(format!(
                 "no frame at or before t = {t} s in {}",
                 path.display()
             ))
@@ -789,167 +431,6 @@ fn state_at<'py>(
     Ok(dict)
 }
 
-/// A time bound from Python as `convert --start` takes it: seconds become `"<s>s"`, text is
-/// passed on.
-fn time_text(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
-    Ok(time_arg(value)?.map(|arg| match arg {
-        TimeArg::Seconds(seconds) => format!("{seconds}s"),
-        TimeArg::Text(text) => text,
-    }))
-}
-
-/// Format options from Python: a mapping `{"carla.build": "0.9.10"}` or `"key=value"` texts,
-/// as `--opt` takes them.
-fn format_options(value: Option<&Bound<'_, PyAny>>) -> PyResult<FormatOptions> {
-    let mut options = FormatOptions::new();
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(options);
-    };
-    if let Ok(map) = value.cast::<PyDict>() {
-        for (key, value) in map.iter() {
-            options.push(key.str()?.to_string(), value.str()?.to_string());
-        }
-    } else if let Ok(text) = value.extract::<String>() {
-        options.push_pair(&text).map_err(to_py)?;
-    } else {
-        for pair in value.try_iter()? {
-            options
-                .push_pair(&pair?.extract::<String>()?)
-                .map_err(to_py)?;
-        }
-    }
-    Ok(options)
-}
-
-/// One conversion's report as a dict: `input`, `output`, `outcome`, `notes`, `integrity` (as
-/// `info --json` prints it) and `files`, `[(stream or None, path, rows)]`.
-fn report_dict<'py>(
-    py: Python<'py>,
-    report: &recfmt::convert::ConvertReport,
-) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("input", &report.input)?;
-    dict.set_item("output", &report.output)?;
-    let outcome = match report.outcome {
-        recfmt::Outcome::Complete => "complete",
-        recfmt::Outcome::DataLost => "data_lost",
-        recfmt::Outcome::Invalid => "invalid",
-    };
-    dict.set_item("outcome", outcome)?;
-    dict.set_item("notes", report.notes.clone())?;
-    let integrity = serde_json::to_string(&report.integrity)
-        .map_err(|e| RecfmtError::new_err(e.to_string()))?;
-    dict.set_item("integrity", from_json(py, &integrity)?)?;
-    let files: Vec<(Option<String>, PathBuf, u64)> = report
-        .files
-        .iter()
-        .map(|f| (f.stream.clone(), f.path.clone(), f.rows))
-        .collect();
-    dict.set_item("files", files)?;
-    Ok(dict)
-}
-
-/// Converts recordings through the library's front door, exactly as `recfmt convert` does;
-/// see `recfmt.convert`. Returns, per input in order, its report dict or the exception that
-/// stopped it (the other inputs are still converted, as on the command line).
-#[pyfunction]
-#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=DEFAULT_BATCH_ROWS, compression="zstd", delimiter=",", units_row=false, jobs=None, force=false))]
-#[allow(clippy::too_many_arguments)]
-fn convert<'py>(
-    py: Python<'py>,
-    paths: Vec<PathBuf>,
-    out: PathBuf,
-    to: String,
-    several: bool,
-    partition: bool,
-    source: Option<String>,
-    format: Option<String>,
-    strict: bool,
-    resync: bool,
-    layouts: Vec<PathBuf>,
-    opt: Option<&Bound<'py, PyAny>>,
-    streams: Vec<String>,
-    exclude_streams: Vec<String>,
-    signals: Vec<String>,
-    exclude_signals: Vec<String>,
-    start: Option<&Bound<'py, PyAny>>,
-    end: Option<&Bound<'py, PyAny>>,
-    carry_last: bool,
-    merge: Option<String>,
-    max_rows: Option<u64>,
-    upcast_f64: bool,
-    time_column: Option<&str>,
-    string_width: Option<u32>,
-    batch_rows: usize,
-    compression: &str,
-    delimiter: &str,
-    units_row: bool,
-    jobs: Option<usize>,
-    force: bool,
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if batch_rows == 0 {
-        return Err(PyValueError::new_err("batch_rows must be at least 1"));
-    }
-    let options = recfmt::convert::ConvertOptions {
-        open: recfmt::OpenOptions {
-            format,
-            strict,
-            resync,
-            layouts,
-            format_options: format_options(opt)?,
-        },
-        target: to,
-        compression: compression.parse().map_err(export_error)?,
-        batch_rows,
-        delimiter: delimiter.to_owned(),
-        units_row,
-        streams,
-        exclude_streams,
-        signals,
-        exclude_signals,
-        start: time_text(start)?,
-        end: time_text(end)?,
-        carry_last,
-        merge,
-        max_rows,
-        upcast_f64,
-        time_column: time_column
-            .map(|t| match t {
-                "utc" => Ok(TimeSystem::Utc),
-                "tai" => Ok(TimeSystem::Tai),
-                "gps" => Ok(TimeSystem::Gps),
-                other => Err(PyValueError::new_err(format!(
-                    "time_column is utc, tai or gps, not {other:?}"
-                ))),
-            })
-            .transpose()?,
-        string_width,
-        jobs,
-        partition,
-        source,
-        // With this call only: other threads' conversions keep their own.
-        force,
-    };
-    let registry = recfmt::default_registry();
-    let results = py.detach(|| {
-        if several || partition || paths.len() != 1 {
-            recfmt::convert::convert_many(registry, &paths, &out, &options, None)
-        } else {
-            Ok(vec![recfmt::convert::convert(
-                registry, &paths[0], &out, &options, None,
-            )])
-        }
-    });
-    results
-        .map_err(facade_error)?
-        .into_iter()
-        .map(|result| match result {
-            Ok(report) => Ok(report_dict(py, &report)?.into_any()),
-            Err(error) => Ok(facade_error(error).into_value(py).into_bound(py).into_any()),
-        })
-        .collect()
-}
-
 /// The name a recording at `path` gets in a partitioned dataset (its file or folder name
 /// without the last extension).
 #[pyfunction]
@@ -960,23 +441,15 @@ fn source_name(path: PathBuf) -> String {
 /// The native module.
 #[pymodule]
 fn _recfmt(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add("RecfmtError", py.get_type::<RecfmtError>())?;
-    m.add("UnknownFormatError", py.get_type::<UnknownFormatError>())?;
-    m.add("MalformedError", py.get_type::<MalformedError>())?;
-    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
-    m.add("LimitError", py.get_type::<LimitError>())?;
-    m.add("DataLostError", py.get_type::<DataLostError>())?;
-    m.add("DataLostWarning", py.get_type::<DataLostWarning>())?;
     m.add("__version__", recfmt::VERSION)?;
     m.add_class::<Recording>()?;
     m.add_class::<BatchStream>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(carla_query, m)?)?;
-    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::validate, m)?)?;
     m.add_function(wrap_pyfunction!(state_at, m)?)?;
     m.add_function(wrap_pyfunction!(source_name, m)?)?;
-    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
     Ok(())
 }

@@ -3,6 +3,7 @@ how a value read through the package is compared with `recfmt cat --output ndjso
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -58,6 +59,7 @@ def layouts_of(path: Path) -> List[str]:
     return [str(layout)] if layout.is_file() else []
 
 
+@functools.lru_cache(maxsize=None)
 def reference(path: Path) -> Tuple[Dict[str, List[dict]], bool]:
     """`recfmt cat --output ndjson`, rows grouped by stream (file order kept), and whether
     the command reported data lost (exit 3)."""

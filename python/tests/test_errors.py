@@ -123,3 +123,164 @@ def test_ctrl_c_interrupts_a_long_read():
     full = time.monotonic() - started
     assert rows > 10_000
     assert interrupted_after < full / 2, (interrupted_after, full)
+
+
+# --- Exceptions that behave like Python's -------------------------------------------------
+
+ALL_TYPES = FIXTURES / "usvlog" / "all_types"
+
+
+def _raise_in_worker(kind: str):
+    """Runs in a worker process: raises the error of `kind` there."""
+    if kind == "missing":
+        recfmt.open("no-such-recording.log")
+    if kind == "stream":
+        recfmt.open(ALL_TYPES).read("NOPE")
+    if kind == "lost":
+        recfmt.open(FIXTURES / "usvlog" / "truncated").read_all()
+    raise AssertionError(f"nothing raised for {kind}")
+
+
+def test_exception_classes_live_in_recfmt_and_pickle():
+    import pickle
+
+    classes = [
+        recfmt.RecfmtError,
+        recfmt.UnknownFormatError,
+        recfmt.MalformedError,
+        recfmt.UnsupportedError,
+        recfmt.LimitError,
+        recfmt.DataLostError,
+        recfmt.DataLostWarning,
+        recfmt.RecordingNotFoundError,
+        recfmt.OutputExistsError,
+        recfmt.NoSuchStreamError,
+        recfmt.NoSuchColumnError,
+        recfmt.InvalidArgumentError,
+    ]
+    for cls in classes:
+        assert cls.__module__ == "recfmt", cls
+        assert getattr(recfmt, cls.__name__) is cls
+        error = cls("a.log: something")
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is cls and str(back) == str(error), cls
+
+
+def test_exceptions_cross_a_process_pool():
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        with pytest.raises(FileNotFoundError) as missing:
+            pool.submit(_raise_in_worker, "missing").result()
+        with pytest.raises(KeyError) as stream:
+            pool.submit(_raise_in_worker, "stream").result()
+        with pytest.raises(recfmt.DataLostError) as lost:
+            pool.submit(_raise_in_worker, "lost").result()
+    assert isinstance(missing.value, recfmt.RecordingNotFoundError)
+    assert "no-such-recording.log" in str(missing.value)
+    assert isinstance(stream.value, recfmt.NoSuchStreamError)
+    # The report and the rows read come along.
+    assert lost.value.integrity["status"] == "truncated"
+    assert sum(t.num_rows for t in lost.value.table.values()) > 0
+
+
+def test_missing_file_is_a_file_not_found_error():
+    import errno
+
+    with pytest.raises(FileNotFoundError) as caught:
+        recfmt.open("no-such-recording.log")
+    error = caught.value
+    assert isinstance(error, recfmt.RecfmtError) and isinstance(error, OSError)
+    assert error.errno == errno.ENOENT
+    assert "no-such-recording.log" in str(error) and "os error" not in str(error)
+
+
+def test_missing_stream_or_column_is_a_key_error_naming_the_file():
+    rec = recfmt.open(ALL_TYPES)
+    for call in (
+        lambda: rec.read("NOPE"),
+        lambda: rec.schema("NOPE"),
+        lambda: rec.batches("NOPE"),
+        lambda: rec.read_all(["REC_NAV_SOLUTION", "NOPE"]),
+    ):
+        with pytest.raises(KeyError) as caught:
+            call()
+        assert isinstance(caught.value, recfmt.NoSuchStreamError)
+        # The sentence as it is, not KeyError's quoted repr.
+        assert str(caught.value).startswith(f"{ALL_TYPES}: no stream \"NOPE\"")
+    with pytest.raises(KeyError) as caught:
+        rec.read("REC_NAV_SOLUTION", columns=["x", "nope"])
+    assert isinstance(caught.value, recfmt.NoSuchColumnError)
+    assert str(ALL_TYPES) in str(caught.value) and "nope" in str(caught.value)
+    with pytest.raises(KeyError):
+        rec.read("REC_NAV_SOLUTION", columns="zz*")
+
+
+def test_columns_take_one_name_stream_dot_signal_and_patterns():
+    rec = recfmt.open(ALL_TYPES)
+    full = rec.read("REC_NAV_SOLUTION")
+    assert rec.read("REC_NAV_SOLUTION", columns="x").column_names == ["t_us", "x"]
+    assert rec.read("REC_NAV_SOLUTION", columns="REC_NAV_SOLUTION.psi").column_names == ["t_us", "psi"]
+    picked = rec.read("REC_NAV_SOLUTION", columns=["p*", "v"])
+    assert picked.column_names == ["t_us", "psi", "v"]
+    assert picked.column("psi").equals(full.column("psi"))
+    assert rec.read("REC_NAV_SOLUTION", columns="re:[xy]").column_names == ["t_us", "x", "y"]
+
+
+def test_wrong_arguments_are_type_and_value_errors_in_plain_words():
+    rec = recfmt.open(ALL_TYPES)
+    with pytest.raises(TypeError, match="columns must be a name or a list of names, not int"):
+        rec.read("REC_NAV_SOLUTION", columns=5)
+    with pytest.raises(ValueError, match="bad time"):
+        rec.read("REC_NAV_SOLUTION", start="yesterday")
+    with pytest.raises(TypeError, match="a time is seconds"):
+        rec.read("REC_NAV_SOLUTION", start=[1])
+    with pytest.raises(ValueError, match="finite"):
+        rec.read("REC_NAV_SOLUTION", end=float("nan"))
+    with pytest.raises(ValueError, match="on_loss"):
+        rec.read("REC_NAV_SOLUTION", on_loss="shrug")
+    with pytest.raises(TypeError, match="not both or neither"):
+        rec.batches()
+
+
+def test_messages_speak_python(tmp_path):
+    out = tmp_path / "out"
+    recfmt.convert(ALL_TYPES, "csv", out=out)
+    with pytest.raises(FileExistsError) as caught:
+        recfmt.convert(ALL_TYPES, "csv", out=out)
+    assert isinstance(caught.value, recfmt.OutputExistsError)
+    message = str(caught.value)
+    assert "force=True" in message and "--force" not in message, message
+    assert str(ALL_TYPES) in message
+
+
+def test_a_byte_offset_is_said_once(tmp_path):
+    session = tmp_path / "cut"
+    shutil.copytree(FIXTURES / "usvlog" / "all_types", session)
+    data = (session / "timeseries.bin").read_bytes()
+    (session / "timeseries.bin").write_bytes(data[: len(data) * 2 // 3 + 3])
+    with pytest.raises(recfmt.MalformedError) as caught:
+        recfmt.open(session, strict=True).read_all()
+    message = str(caught.value)
+    assert str(session) in message
+    offsets = [word for word in message.replace(":", " ").split() if word.isdigit()]
+    assert message.count("at byte") == 1, message
+    assert len(offsets) == len(set(offsets)), message
+
+
+def test_validate_lists_lost_data_among_its_problems(tmp_path):
+    report = recfmt.validate(FIXTURES / "usvlog" / "truncated")
+    assert not report["valid"]
+    assert report["problems"], report
+    assert report["problems"][0].startswith("input data lost (truncated")
+    assert "byte" in report["problems"][0]
+
+
+def test_state_at_on_a_carla_log_says_what_it_reads():
+    logs = samples("carla", "log")
+    if not logs:
+        pytest.skip("no CARLA samples")
+    with pytest.raises(recfmt.UnsupportedError) as caught:
+        recfmt.state_at(logs[0], 1.0)
+    message = str(caught.value)
+    assert "schema.json" not in message and "ICAREC" in message and str(logs[0]) in message

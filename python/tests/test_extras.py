@@ -78,4 +78,10 @@ def test_info_and_validate_are_the_cli_reports(all_recordings):
         assert rec.info() == json.loads(info.stdout), path
         check = subprocess.run([str(recfmt_bin()), "validate", str(path), "--json"], capture_output=True, text=True)
         assert check.returncode in (0, 1, 3), check.stderr
-        assert recfmt.validate(path) == json.loads(check.stdout), path
+        got, want = recfmt.validate(path), json.loads(check.stdout)
+        if want["integrity"]["status"] != "complete":
+            # Python lists the loss among the problems; the command line reports it apart.
+            lost = got["problems"].pop(0)
+            assert lost.startswith("input data lost (") and want["integrity"]["status"] in lost, lost
+            assert not got["valid"]
+        assert got == want, path

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 import recfmt
-from conftest import assert_table_matches, bitwise_equal, layouts_of, recordings, reference
+from conftest import FIXTURES, assert_table_matches, bitwise_equal, layouts_of, recordings, reference
 
 RECORDINGS = recordings()
 
@@ -91,3 +91,38 @@ def test_formats_lists_every_format():
     ids = [f["id"] for f in recfmt.formats()]
     assert ids == ["usvlog", "carla", "fgtape", "icarec", "icarus-h5", "nanover"]
     assert all(f["write"] for f in recfmt.formats())
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.name for p in RECORDINGS])
+def test_read_all_is_every_stream_in_one_pass(path):
+    """`read_all` and `batches(streams=...)` give each stream exactly what reading it alone
+    gives, and `cat`'s values."""
+    rows_by_stream, _ = reference(path)
+    rec = recfmt.open(path, layouts=layouts_of(path))
+    tables = rec.read_all(on_loss="ignore")
+    assert list(tables) == rec.streams
+    for stream, table in tables.items():
+        assert_table_matches(f"{path.name} {stream}", rows_by_stream.get(stream, []), table)
+        assert bitwise_equal(table, rec.read(stream, on_loss="ignore")), stream
+    some = rec.streams[-2:]
+    pieces = {s: [] for s in some}
+    tagged = rec.batches(streams=some, batch_rows=100, on_loss="ignore")
+    for stream, batch in tagged:
+        assert batch.num_rows <= 100
+        pieces[stream].append(batch)
+    for stream in some:
+        joined = pa.Table.from_batches(pieces[stream], schema=tagged.schemas[stream])
+        assert bitwise_equal(joined, tables[stream]), stream
+
+
+def test_read_all_takes_columns_and_times_across_streams():
+    rec = recfmt.open(FIXTURES / "usvlog" / "all_types")
+    nav, esc = "REC_NAV_SOLUTION", "REC_ESC_OUTPUT"
+    tables = rec.read_all([nav, esc], columns=[f"{nav}.x"], start="+0.5s")
+    assert list(tables) == [nav, esc]
+    assert tables[nav].column_names == ["t_us", "x"]
+    assert tables[nav].equals(rec.read(nav, columns="x", start="+0.5s"))
+    # A column named for one stream leaves the other with its time column only.
+    assert tables[esc].num_columns == 1 and tables[esc].num_rows > 0
+    with pytest.raises(TypeError):
+        rec.batches(streams=[nav]).schema  # several schemas: use .schemas

@@ -85,6 +85,9 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     ("distributed", "distributed"),
     ("polars", "polars"),
     ("mcap", "mcap"),
+    // The engines of the `recfmt` package (recfmt.spark runs on a local Spark: Java 17+).
+    ("pyspark", "pyspark>=4.0"),
+    ("ray.data", "ray[data]"),
 ];
 
 fn main() -> Result<()> {

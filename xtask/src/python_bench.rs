@@ -8,6 +8,13 @@
 //!   process around the reads only. Goal: Python within 10 % of Rust.
 //! - Memory: `Recording.batches()` over every stream of a generated session of at least G GiB
 //!   (default 10), and of 1 GiB for comparison, under the peak-RSS wrapper. Goal: under 200 MB.
+//! - One pass: `Recording.read_all()` (every stream in one pass) against `read()` of the
+//!   largest stream alone, on the same session. Goal: at most 1.3 times.
+//! - Scans: `recfmt.polars.scan(...).collect()` and the Spark data source (when pyspark is
+//!   installed) over the largest stream, against `pyarrow.parquet.read_table` of its Parquet
+//!   conversion (reported, no goal).
+//! - Install: `pip install ./python` into a fresh virtualenv, compiling into an empty target
+//!   folder from the filled crate cache (the `wheel` profile): time and the extension's size.
 
 use std::path::Path;
 use std::process::Command;
@@ -81,6 +88,9 @@ pub fn bench_python(args: &[String]) -> Result<()> {
         if ratio <= 1.10 { "met" } else { "MISSED" },
     )];
 
+    lines.extend(one_pass_and_scans(&python, &script, &session, &layout)?);
+    lines.push(install_line(&python, &data)?);
+
     let mut peaks = Vec::new();
     for size in [1, gib] {
         let big = data.join(format!("usvlog-{size}gib"));
@@ -121,6 +131,130 @@ fn batches_peak(python: &Path, script: &Path, session: &Path, data: &Path) -> Re
         seconds: started.elapsed().as_secs_f64(),
         peak_bytes: peak_kib * 1024,
     })
+}
+
+/// The one-pass read against one stream's, and the polars and Spark scans against Parquet.
+fn one_pass_and_scans(
+    python: &Path,
+    script: &Path,
+    session: &Path,
+    layout: &Path,
+) -> Result<Vec<String>> {
+    let onepass = json_value(
+        Command::new(python)
+            .arg(script)
+            .args(["onepass".as_ref(), session.as_os_str(), layout.as_os_str()])
+            .arg(RUNS.to_string()),
+    )?;
+    let all = onepass["seconds"].as_f64().context("no seconds")?;
+    let one = onepass["one_stream_seconds"]
+        .as_f64()
+        .context("no one_stream_seconds")?;
+    let stream = onepass["one_stream"]
+        .as_str()
+        .context("no one_stream")?
+        .to_owned();
+    let ratio = all / one;
+    let mut lines = vec![format!(
+        "read_all() of every stream in one pass {all:.2} s, read() of {stream} alone {one:.2} s: \
+         {ratio:.2}x (goal <= 1.3: {})",
+        if ratio <= 1.3 { "met" } else { "MISSED" }
+    )];
+    let parquet_dir = session.with_extension("parquet");
+    let parquet = parquet_dir.join(format!("{stream}.parquet"));
+    if !parquet.exists() {
+        run(Command::new(python).args([
+            "-c".as_ref(),
+            "import sys, recfmt; recfmt.convert(sys.argv[1], 'parquet', out=sys.argv[2], \
+             layouts=[sys.argv[3]], streams=[sys.argv[4]], force=True)"
+                .as_ref(),
+            session.as_os_str(),
+            parquet_dir.as_os_str(),
+            layout.as_os_str(),
+            stream.as_ref(),
+        ]))?;
+    }
+    let scans = json_value(
+        Command::new(python)
+            .arg(script)
+            .args(["scans".as_ref(), session.as_os_str(), layout.as_os_str()])
+            .arg(&stream)
+            .arg(&parquet),
+    )?;
+    let parquet_seconds = scans["parquet_seconds"]
+        .as_f64()
+        .context("no parquet_seconds")?;
+    let polars = scans["polars_seconds"]
+        .as_f64()
+        .context("no polars_seconds")?;
+    let spark = scans["spark_seconds"]
+        .as_f64()
+        .map_or("not installed".to_owned(), |s| {
+            format!("{s:.2} s ({:.1}x)", s / parquet_seconds)
+        });
+    lines.push(format!(
+        "{stream}, {} rows: pyarrow.parquet.read_table {parquet_seconds:.2} s, \
+         recfmt.polars.scan().collect() {polars:.2} s ({:.1}x), Spark data source {spark}",
+        scans["rows"],
+        polars / parquet_seconds
+    ));
+    Ok(lines)
+}
+
+/// `pip install ./python` into a fresh virtualenv, compiled into an empty target folder.
+fn install_line(python: &Path, data: &Path) -> Result<String> {
+    let venv = data.join("install-venv");
+    let target = data.join("install-target");
+    let _ = std::fs::remove_dir_all(&venv);
+    let _ = std::fs::remove_dir_all(&target);
+    run(Command::new(python).args(["-m", "venv"]).arg(&venv))?;
+    let started = std::time::Instant::now();
+    run(Command::new(venv.join("bin/python"))
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg(project_root().join("python"))
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_INCREMENTAL", "0"))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let extension = crate::files_under(&venv)?
+        .into_iter()
+        .find(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("_recfmt") && n.ends_with(".so"))
+        })
+        .context("the installed package has no extension module")?;
+    let bytes = std::fs::metadata(venv.join(&extension))?.len();
+    let _ = std::fs::remove_dir_all(&target);
+    Ok(format!(
+        "pip install ./python into a fresh venv (empty target folder, filled crate cache): \
+         {seconds:.0} s (goal <= 360 s: {}), extension {:.1} MB",
+        if seconds <= 360.0 { "met" } else { "MISSED" },
+        bytes as f64 / 1e6
+    ))
+}
+
+/// Runs `cmd` and reads the JSON object on the last line it prints.
+fn json_value(cmd: &mut Command) -> Result<Value> {
+    let output = cmd.output().with_context(|| format!("running {cmd:?}"))?;
+    if !output.status.success() {
+        bail!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    serde_json::from_str(last).with_context(|| format!("{cmd:?} printed no JSON line"))
 }
 
 /// Runs `cmd` and reads its one JSON line `{"seconds": S, "rows": {...}}`.

@@ -1,0 +1,376 @@
+//! `recfmt.convert`, `recfmt.validate` and `Recording.info`: the command line's work, run off
+//! the Python thread so that Ctrl-C is seen while it runs.
+//!
+//! Python sees a signal only on its main thread, and only when that thread asks
+//! (`PyErr_CheckSignals`). The work therefore runs on a thread of its own while the calling
+//! thread, with the GIL released, asks every few milliseconds. A conversion reports progress
+//! after every batch; once Ctrl-C has been seen, its progress callback unwinds the converting
+//! threads (`resume_unwind`, which prints nothing), so the writers drop their unfinished
+//! temporary files and nothing is committed.
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use recfmt_core::{FormatOptions, TimeSystem};
+
+use crate::errors::{facade_error, invalid};
+use crate::read::{TimeArg, time_arg};
+
+/// How often the waiting thread asks Python whether a signal arrived.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
+/// The unwind that stops a conversion after Ctrl-C.
+struct Interrupted;
+
+/// Conversions being stopped now: while there are any, the panic of the library's thread
+/// scope re-raising their unwinds is expected and not printed.
+static STOPPING: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs (once) a panic hook that keeps quiet about a scope re-raising an interrupted
+/// conversion's unwind, and passes every other panic to the hook before it.
+fn quiet_stops() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let scope_rethrow = info
+                .payload()
+                .downcast_ref::<&str>()
+                .is_some_and(|m| m.contains("scoped thread panicked"));
+            if !(scope_rethrow && STOPPING.load(Ordering::SeqCst) > 0) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Runs `work` on its own thread and waits for it with the GIL released, checking for
+/// signals. `work` gets the flag raised when one arrives; it returns (or unwinds with
+/// [`Interrupted`]) when it sees the flag. The signal's exception (`KeyboardInterrupt`) is
+/// raised once `work` has ended.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&AtomicBool) -> T + Send,
+) -> PyResult<T> {
+    quiet_stops();
+    let stop = AtomicBool::new(false);
+    let mut signal: Option<PyErr> = None;
+    let outcome: Result<T, Box<dyn Any + Send>> = py.detach(|| {
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| catch_unwind(AssertUnwindSafe(|| work(&stop))));
+            while !worker.is_finished() {
+                if signal.is_none()
+                    && let Err(e) = Python::attach(|py| py.check_signals())
+                {
+                    STOPPING.fetch_add(1, Ordering::SeqCst);
+                    stop.store(true, Ordering::SeqCst);
+                    signal = Some(e);
+                }
+                std::thread::park_timeout(SIGNAL_POLL);
+            }
+            let joined = worker.join().unwrap_or_else(Err);
+            if signal.is_some() {
+                STOPPING.fetch_sub(1, Ordering::SeqCst);
+            }
+            joined
+        })
+    });
+    if let Some(signal) = signal {
+        return Err(signal);
+    }
+    outcome.map_err(|payload| match payload.downcast::<Interrupted>() {
+        Ok(_) => pyo3::exceptions::PyKeyboardInterrupt::new_err(()),
+        Err(payload) => resume_unwind(payload),
+    })
+}
+
+/// Runs `work` (a read-only scan) on a thread of its own, raising the signal's exception as
+/// soon as one arrives; the scan is then left to end on its own, its result unused, as it
+/// cannot be stopped from outside.
+fn abandonable<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    let (done, result) = std::sync::mpsc::sync_channel(1);
+    // Shared with the GIL-free wait below, which needs a `Sync` borrow.
+    let result = std::sync::Mutex::new(result);
+    std::thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    loop {
+        py.check_signals()?;
+        let waited = py.detach(|| match result.lock() {
+            Ok(result) => result.recv_timeout(SIGNAL_POLL),
+            Err(_) => Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+        });
+        match waited {
+            Ok(value) => return Ok(value),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(crate::errors::py_error(
+                    crate::errors::Kind::Other,
+                    "the scan stopped unexpectedly",
+                ));
+            }
+        }
+    }
+}
+
+/// `recfmt info --json` of `path`, as Python objects; Ctrl-C returns at once.
+pub(crate) fn info<'py>(
+    py: Python<'py>,
+    path: &Path,
+    options: recfmt::OpenOptions,
+) -> PyResult<Bound<'py, PyAny>> {
+    let owned = path.to_path_buf();
+    let text = abandonable(py, move || {
+        recfmt::inspect::info(recfmt::default_registry(), &owned, &options)
+            .map(|report| report.to_json())
+    })?
+    .map_err(|e| facade_error(path, e))?;
+    from_json(py, &text)
+}
+
+/// A JSON text as Python objects.
+pub(crate) fn from_json<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// Reads a recording completely with its format's own checks and returns the report dict of
+/// `recfmt validate --json`; see `recfmt.validate`.
+#[pyfunction]
+#[pyo3(signature = (path, *, against=None, format=None, strict=false, layouts=Vec::new(), resync=false))]
+pub(crate) fn validate<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    against: Option<PathBuf>,
+    format: Option<String>,
+    strict: bool,
+    layouts: Vec<PathBuf>,
+    resync: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = recfmt::validate::ValidateOptions {
+        open: recfmt::OpenOptions {
+            format,
+            strict,
+            resync,
+            layouts,
+            ..recfmt::OpenOptions::default()
+        },
+        against,
+    };
+    let owned = path.clone();
+    let text = abandonable(py, move || {
+        recfmt::validate::validate(recfmt::default_registry(), &owned, &options)
+            .map(|report| report.to_json())
+    })?
+    .map_err(|e| facade_error(&path, e))?;
+    from_json(py, &text)
+}
+
+/// A time bound from Python as `convert --start` takes it: seconds become `"<s>s"`, text is
+/// passed on.
+fn time_text(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    Ok(time_arg(value)?.map(|arg| match arg {
+        TimeArg::Seconds(seconds) => format!("{seconds}s"),
+        TimeArg::Text(text) => text,
+    }))
+}
+
+/// Format options from Python: a mapping `{"carla.build": "0.9.10"}` or `"key=value"` texts,
+/// as `--opt` takes them.
+fn format_options(value: Option<&Bound<'_, PyAny>>) -> PyResult<FormatOptions> {
+    let mut options = FormatOptions::new();
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(options);
+    };
+    let bad = |e: recfmt_core::Error| invalid(format!("opt: {e}"));
+    if let Ok(map) = value.cast::<PyDict>() {
+        for (key, value) in map.iter() {
+            options.push(key.str()?.to_string(), value.str()?.to_string());
+        }
+    } else if let Ok(text) = value.extract::<String>() {
+        options.push_pair(&text).map_err(bad)?;
+    } else {
+        for pair in value.try_iter()? {
+            options
+                .push_pair(&pair?.extract::<String>()?)
+                .map_err(bad)?;
+        }
+    }
+    Ok(options)
+}
+
+/// One conversion's report as a dict: `input`, `output`, `outcome`, `notes`, `integrity` (as
+/// `info --json` prints it) and `files`, `[(stream or None, path, rows)]`.
+fn report_dict<'py>(
+    py: Python<'py>,
+    report: &recfmt::convert::ConvertReport,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("input", &report.input)?;
+    dict.set_item("output", &report.output)?;
+    let outcome = match report.outcome {
+        recfmt::Outcome::Complete => "complete",
+        recfmt::Outcome::DataLost => "data_lost",
+        recfmt::Outcome::Invalid => "invalid",
+    };
+    dict.set_item("outcome", outcome)?;
+    dict.set_item("notes", report.notes.clone())?;
+    let integrity = serde_json::to_string(&report.integrity)
+        .map_err(|e| invalid(format!("integrity report: {e}")))?;
+    dict.set_item("integrity", from_json(py, &integrity)?)?;
+    let files: Vec<(Option<String>, PathBuf, u64)> = report
+        .files
+        .iter()
+        .map(|f| (f.stream.clone(), f.path.clone(), f.rows))
+        .collect();
+    dict.set_item("files", files)?;
+    Ok(dict)
+}
+
+/// Removes the folders under and at `dir` that are empty (deepest first): what an interrupted
+/// conversion created around the files it did not commit.
+fn remove_empty_dirs(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// Converts recordings through the library's front door, exactly as `recfmt convert` does;
+/// see `recfmt.convert`. Returns, per input in order, its report dict or the exception that
+/// stopped it (the other inputs are still converted, as on the command line). Ctrl-C stops
+/// it after the batch being written, with nothing committed that was not already.
+#[pyfunction]
+#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, compression="zstd", delimiter=",", units_row=false, jobs=None, force=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn convert<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    out: PathBuf,
+    to: String,
+    several: bool,
+    partition: bool,
+    source: Option<String>,
+    format: Option<String>,
+    strict: bool,
+    resync: bool,
+    layouts: Vec<PathBuf>,
+    opt: Option<&Bound<'py, PyAny>>,
+    streams: Vec<String>,
+    exclude_streams: Vec<String>,
+    signals: Vec<String>,
+    exclude_signals: Vec<String>,
+    start: Option<&Bound<'py, PyAny>>,
+    end: Option<&Bound<'py, PyAny>>,
+    carry_last: bool,
+    merge: Option<String>,
+    max_rows: Option<u64>,
+    upcast_f64: bool,
+    time_column: Option<&str>,
+    string_width: Option<u32>,
+    batch_rows: usize,
+    compression: &str,
+    delimiter: &str,
+    units_row: bool,
+    jobs: Option<usize>,
+    force: bool,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if batch_rows == 0 {
+        return Err(invalid("batch_rows must be at least 1"));
+    }
+    let options = recfmt::convert::ConvertOptions {
+        open: recfmt::OpenOptions {
+            format,
+            strict,
+            resync,
+            layouts,
+            format_options: format_options(opt)?,
+        },
+        target: to,
+        compression: compression
+            .parse()
+            .map_err(|e: recfmt_export::Error| invalid(format!("compression: {e}")))?,
+        batch_rows,
+        delimiter: delimiter.to_owned(),
+        units_row,
+        streams,
+        exclude_streams,
+        signals,
+        exclude_signals,
+        start: time_text(start)?,
+        end: time_text(end)?,
+        carry_last,
+        merge,
+        max_rows,
+        upcast_f64,
+        time_column: time_column
+            .map(|t| match t {
+                "utc" => Ok(TimeSystem::Utc),
+                "tai" => Ok(TimeSystem::Tai),
+                "gps" => Ok(TimeSystem::Gps),
+                other => Err(invalid(format!(
+                    "time_column is \"utc\", \"tai\" or \"gps\", not {other:?}"
+                ))),
+            })
+            .transpose()?,
+        string_width,
+        jobs,
+        partition,
+        source,
+        // With this call only: other threads' conversions keep their own.
+        force,
+    };
+    let registry = recfmt::default_registry();
+    let out_existed = out.exists();
+    let results = interruptible(py, |stop| {
+        let progress = |_: recfmt::convert::Progress| {
+            if stop.load(Ordering::SeqCst) {
+                resume_unwind(Box::new(Interrupted));
+            }
+        };
+        if several || partition || paths.len() != 1 {
+            recfmt::convert::convert_many(registry, &paths, &out, &options, Some(&progress))
+        } else {
+            Ok(vec![recfmt::convert::convert(
+                registry,
+                &paths[0],
+                &out,
+                &options,
+                Some(&progress),
+            )])
+        }
+    });
+    let results = match results {
+        Ok(results) => results,
+        Err(interrupted) => {
+            if !out_existed {
+                remove_empty_dirs(&out);
+            }
+            return Err(interrupted);
+        }
+    };
+    let input_of = |i: usize| paths.get(i).map_or(out.as_path(), PathBuf::as_path);
+    results
+        .map_err(|e| facade_error(input_of(0), e))?
+        .into_iter()
+        .enumerate()
+        .map(|(i, result)| match result {
+            Ok(report) => Ok(report_dict(py, &report)?.into_any()),
+            Err(error) => Ok(facade_error(input_of(i), error)
+                .into_value(py)
+                .into_bound(py)
+                .into_any()),
+        })
+        .collect()
+}
