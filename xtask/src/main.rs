@@ -207,7 +207,34 @@ fn python_env() -> Result<PathBuf> {
 /// `docs/RELIABILITY.md` for what the step costs): 13 targets, about a minute in all.
 const CI_FUZZ_SECS: u64 = 5;
 
+/// Spark's tests (python/tests/test_engines.py) need a Java runtime: CI installs one from apt
+/// when none is on the PATH (Debian's OpenJDK 17 headless), else says the Spark tests skip.
+fn ensure_java() {
+    let has_java = || {
+        Command::new("java")
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if has_java() {
+        return;
+    }
+    eprintln!("$ apt-get install openjdk-17-jre-headless (Java for the Spark tests)");
+    let _ = Command::new("sh")
+        .args([
+            "-c",
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+             openjdk-17-jre-headless || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+             default-jre-headless",
+        ])
+        .status();
+    if !has_java() {
+        eprintln!("warning: no Java runtime and apt could not install one: the Spark tests skip");
+    }
+}
+
 fn ci() -> Result<()> {
+    ensure_java();
     let python = python_env()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args([
