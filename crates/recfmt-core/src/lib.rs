@@ -56,8 +56,7 @@ pub use limits::Limits;
 pub use memory::MemoryRecording;
 pub use plugin::{
     AgainstFn, Compatibility, Copied, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
-    OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,
-    TableColumn, TableReader, Validator, Written,
+    OutputSource, Query, QueryForm, SpecialOutput, TableColumn, TableReader, Validator, Written,
 };
 pub use probe::{
     CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier,
