@@ -29,6 +29,7 @@
 //! assert_eq!(row.time_seconds(&schema.streams[0]), Some(2.5));
 //! ```
 
+#[cfg(feature = "atomic")]
 pub mod atomic;
 mod batch;
 mod error;
@@ -44,7 +45,8 @@ mod time;
 mod value;
 mod write;
 
-pub use atomic::{AtomicDir, AtomicFile, CreatedDirs, DirLock, Replace, TempPath};
+#[cfg(feature = "atomic")]
+pub use atomic::{AtomicDir, AtomicFile, CreatedDirs, DirLock, TempPath};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, NativeElement, StreamBatch, TimeSummary,
     VarBytes, read_batches_by_rows,
@@ -54,8 +56,7 @@ pub use limits::Limits;
 pub use memory::MemoryRecording;
 pub use plugin::{
     AgainstFn, Compatibility, Copied, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
-    OutputSource, Query, QueryForm, RecoverFn, Recovered, SpecialOutput, StateAt, StateAtFn,
-    TableColumn, TableReader, Validator, Written,
+    OutputSource, Query, QueryForm, SpecialOutput, TableColumn, TableReader, Validator, Written,
 };
 pub use probe::{
     CreateFn, FormatDescriptor, FormatInfo, OpenFn, PROBE_LEN, Registry, Score, Tier,
@@ -69,7 +70,7 @@ pub use time::{
     now_rfc3339, unix_to_rfc3339, unix_to_rfc3339_millis,
 };
 pub use value::{ArrayValue, FrameBuf, Value};
-pub use write::{RecordingWriter, WriteOptions};
+pub use write::{RecordingWriter, Replace, WriteOptions};
 
 /// An absolute instant (feature `hifitime`), re-exported so format crates and users name
 /// instants with the same type.

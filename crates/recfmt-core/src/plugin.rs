@@ -1,10 +1,8 @@
 //! What a format can do besides reading and writing the generic model, declared in its
 //! [`FormatDescriptor`](crate::FormatDescriptor) and carried out by the format crate itself:
-//! typed options, extra validation, recovery, faithful copies, outputs of its own and named
-//! queries. Front ends (the command line, the Python package) find all of it through the
+//! typed options, extra validation, faithful copies, outputs of its own and named queries. Front ends (the command line, the Python package) find all of it through the
 //! [`Registry`](crate::Registry) and never name a format.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -207,25 +205,6 @@ pub struct Copied {
     pub integrity: Integrity,
 }
 
-/// Writes every valid record of a damaged recording into a new file.
-pub type RecoverFn = fn(
-    source: &Path,
-    target: &Path,
-    options: &ReadOptions,
-    write: &WriteOptions,
-) -> Result<Recovered>;
-
-/// What a recovery did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Recovered {
-    /// One line for people, e.g. `"5 of 7 records kept, 2 dropped (80 bytes)"`.
-    pub summary: String,
-    /// Named counts (`records_in`, `records_dropped`, …), for programs.
-    pub counts: BTreeMap<String, u64>,
-    /// True when anything was dropped or changed.
-    pub changed: bool,
-}
-
 /// What a format-specific output or check wrote or found, for the caller to report.
 #[derive(Debug, Clone, Default)]
 pub struct Written {
@@ -381,22 +360,6 @@ pub struct Query {
     pub run:
         fn(path: &Path, params: &FormatOptions, form: QueryForm, out: &mut dyn Write) -> Result<()>,
 }
-
-/// Every signal's value at one time, found by random access (ICAREC warm starts).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StateAt {
-    /// The time of the frame found, in seconds.
-    pub t: f64,
-    /// Its frame number.
-    pub frame: u64,
-    /// Signal names and their values as text.
-    pub values: Vec<(String, String)>,
-}
-
-/// Finds the state at time `t` (the last frame at or before it); `None` when no frame is that
-/// early. The [`Integrity`] is that of the recording opened.
-pub type StateAtFn =
-    fn(path: &Path, t: f64, options: &ReadOptions) -> Result<(Option<StateAt>, Integrity)>;
 
 #[cfg(test)]
 mod tests {

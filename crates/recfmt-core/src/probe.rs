@@ -5,8 +5,8 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::{
-    CopyFn, Error, FormatOption, Query, ReadOptions, RecordingReader, RecordingWriter, RecoverFn,
-    Result, ResultExt, SpecialOutput, StateAtFn, Validator,
+    CopyFn, Error, FormatOption, Query, ReadOptions, RecordingReader, RecordingWriter, Result,
+    ResultExt, SpecialOutput, Validator,
 };
 
 /// How many head bytes detection reads at most.
@@ -87,14 +87,10 @@ pub struct FormatDescriptor {
     pub copy: Option<CopyFn>,
     /// Checks of its own for `validate`.
     pub validate: Option<Validator>,
-    /// Writes every valid record of a damaged recording into a new file.
-    pub recover: Option<RecoverFn>,
     /// Outputs it writes in its own way (`convert` targets).
     pub outputs: &'static [SpecialOutput],
     /// Named queries.
     pub queries: &'static [Query],
-    /// The state of every signal at a time, by random access.
-    pub state_at: Option<StateAtFn>,
 }
 
 impl FormatDescriptor {
@@ -115,23 +111,20 @@ impl FormatDescriptor {
             options: &[],
             copy: None,
             validate: None,
-            recover: None,
             outputs: &[],
             queries: &[],
-            state_at: None,
         }
     }
 
     /// The names of what the format can do besides reading: `write`, `copy`, `validate`,
-    /// `recover`, `state-at`, `options`, `outputs`, `queries` (in that order, only those it has).
+    /// `options`, `outputs`, `queries` (in that order, only those it has). The facade adds
+    /// what its front-end hooks do (`recover`, `state-at`).
     pub fn capabilities(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         let has = [
             ("write", self.create.is_some()),
             ("copy", self.copy.is_some()),
             ("validate", self.validate.is_some()),
-            ("recover", self.recover.is_some()),
-            ("state-at", self.state_at.is_some()),
             ("options", !self.options.is_empty()),
             ("outputs", !self.outputs.is_empty()),
             ("queries", !self.queries.is_empty()),

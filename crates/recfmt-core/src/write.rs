@@ -1,6 +1,27 @@
 //! The generic writer trait, and the options every write call takes.
 
-use crate::{FormatOptions, FrameBuf, Header, Replace, Result, Schema};
+use crate::{FormatOptions, FrameBuf, Header, Result, Schema};
+
+/// Whether an output may replace a file that already has its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Replace {
+    /// Refuse: the target must not exist (the default, for the command line without `--force`).
+    #[default]
+    Never,
+    /// Replace an existing regular file; still refuse anything else.
+    RegularFile,
+}
+
+impl Replace {
+    /// [`Replace::RegularFile`] when `force`, else [`Replace::Never`].
+    pub fn forced(force: bool) -> Self {
+        if force {
+            Replace::RegularFile
+        } else {
+            Replace::Never
+        }
+    }
+}
 
 /// How to write one output: passed with each call that writes (a format's `create`, `copy`,
 /// `recover` and own outputs), never set for the whole process, so that two conversions in

@@ -89,12 +89,9 @@ pub mod json;
 mod mapping;
 #[cfg(feature = "mcap")]
 pub mod mcap;
-mod merge;
 mod names;
 mod partition;
 mod pending;
-mod reading;
-mod select;
 mod sink;
 mod table_writer;
 mod writers;
@@ -115,16 +112,17 @@ pub use mapping::{
 
 pub use names::{RENAMED_COLUMNS_KEY, column_names, renamed_columns};
 
-pub use merge::{
-    Alignment, MERGED_STREAM, MergedReader, OpenReader, RASTER_DEFAULT_MAX_ROWS, check_raster_rows,
-    count_rows, raster_rows,
-};
+// Selection, time ranges, merges and the batch loop live in `recfmt-select` (no Arrow), so
+// that crates that only select (plots) do not compile Arrow; re-exported here unchanged.
 pub use partition::{
     SOURCE_COLUMN, check_partitioned, export_partitioned, partition_dir, source_name,
 };
 pub use pending::PendingMetadata;
-pub use reading::StreamBatchReader;
-pub use select::{Pattern, Pipeline, SelectedReader, Selection, TimeBound, TimeRange};
+pub use recfmt_select::{
+    Alignment, MERGED_STREAM, MergedReader, OpenReader, Pattern, Pipeline, RASTER_DEFAULT_MAX_ROWS,
+    SelectedReader, Selection, StreamBatchReader, TimeBound, TimeRange, check_raster_rows,
+    count_rows, raster_rows,
+};
 #[cfg(feature = "csv")]
 pub use table_writer::CsvWriter;
 pub use table_writer::TableWriter;

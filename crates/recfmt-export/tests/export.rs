@@ -606,14 +606,16 @@ fn a_failing_reader_leaves_no_files() {
         // While running, only temporary files existed (the writer threads may not have
         // opened every table yet when the reader fails).
         let ext = format.extension();
-        // (`.<table>.<16 random hex digits>.partial`), besides the run's lock file.
+        // (`.<table>.<16 random letters and digits, from tempfile>.partial`), besides the run's lock file.
         let temporary = |name: &str| {
             [format!(".NAV.{ext}."), format!(".vehicle_1.{ext}.")]
                 .iter()
                 .any(|prefix| {
                     name.strip_prefix(prefix.as_str())
                         .and_then(|rest| rest.strip_suffix(".partial"))
-                        .is_some_and(|r| r.len() == 16 && r.bytes().all(|b| b.is_ascii_hexdigit()))
+                        .is_some_and(|r| {
+                            r.len() == 16 && r.bytes().all(|b| b.is_ascii_alphanumeric())
+                        })
                 })
         };
         for name in &reader.seen {

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use recfmt_core::{
-    Compatibility, Findings, Integrity, ReadOptions, ResultExt, StateAt, TimeReference, TimeSystem,
+    Compatibility, Findings, Integrity, ReadOptions, ResultExt, TimeReference, TimeSystem,
     WriteOptions,
 };
 
@@ -38,12 +38,13 @@ pub(crate) fn copy(
 
 /// Every signal's value at the frame of the latest time at or before `t` (verified when
 /// strict). Frame times out of order are refused when strict, else searched frame by frame
-/// and reported as a warning.
-pub(crate) fn state_at(
+/// and reported as a warning. The [`Integrity`] is that of the recording opened. (The
+/// facade's `cat --at` finds it through its table of front-end hooks.)
+pub fn find_state(
     path: &Path,
     t: f64,
     options: &ReadOptions,
-) -> CoreResult<(Option<StateAt>, Integrity)> {
+) -> CoreResult<(Option<crate::State>, Integrity)> {
     let open = OpenOptions {
         verify: options.strict,
         ..Default::default()
@@ -64,18 +65,7 @@ pub(crate) fn state_at(
             file.display()
         ));
     }
-    Ok((
-        state.map(|s| StateAt {
-            t: s.t,
-            frame: s.frame,
-            values: s
-                .values
-                .iter()
-                .map(|(n, v)| (n.clone(), v.to_string()))
-                .collect(),
-        }),
-        integrity,
-    ))
+    Ok((state, integrity))
 }
 
 /// Reads the schema `validate --against` checks with, refusing one that is itself invalid:

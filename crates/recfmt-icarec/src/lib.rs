@@ -115,6 +115,7 @@ pub use h5::{
     DEFAULT_CHUNK_ROWS, H5_FORMAT_ID, H5_INFO, HDF5_FORMAT, HDF5_MAGIC, IcarusH5Options,
     IcarusH5Recording, IcarusH5Writer, score_h5, write_icarus_h5,
 };
+pub use hooks::find_state;
 pub use metadata::{FileDigest, METADATA_FILE, MetadataDoc, Scenario, SelectionSpec};
 pub use policy::{CompiledPolicy, RecordingPolicy, Selection};
 pub use probe::{FORMAT, score, score_dir};

@@ -59,7 +59,8 @@ pub fn score_dir(dir: &Path) -> Score {
 /// The ICAREC format descriptor for a [`recfmt_core::Registry`].
 ///
 /// It also copies recordings faithfully, checks checksums, digests and compatibility with a
-/// current schema in `validate` (`--against SCHEMA`), and finds the state at a time.
+/// current schema in `validate` (`--against SCHEMA`). The state at a time is
+/// [`crate::find_state`].
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
     score_dir: Some(score_dir),
     create: Some(create_boxed),
@@ -68,6 +69,5 @@ pub static FORMAT: FormatDescriptor = FormatDescriptor {
         against: Some(crate::hooks::against),
         check: crate::hooks::check,
     }),
-    state_at: Some(crate::hooks::state_at),
     ..FormatDescriptor::new(INFO, Tier::Magic, score, open_boxed)
 };

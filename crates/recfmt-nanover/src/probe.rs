@@ -4,7 +4,7 @@ use std::path::Path;
 
 use recfmt_core::{
     Findings, FormatDescriptor, FormatOption, OptionKind, PROBE_LEN, ReadOptions, RecordingReader,
-    Recovered, Score, SpecialOutput, Tier, Validator, WriteOptions,
+    Score, SpecialOutput, Tier, Validator, WriteOptions,
 };
 
 use crate::header::{FORMAT_VERSION, FileKind, MAGIC, sniff_v1};
@@ -137,39 +137,6 @@ fn check_zip(path: &Path, read: &ReadOptions) -> recfmt_core::Result<Findings> {
 #[cfg(not(feature = "nanover-zip"))]
 fn check_zip(path: &Path, _: &ReadOptions) -> recfmt_core::Result<Findings> {
     Err(crate::recording::zip_unsupported(path))
-}
-
-fn recover(
-    source: &Path,
-    target: &Path,
-    _: &ReadOptions,
-    write: &WriteOptions,
-) -> recfmt_core::Result<Recovered> {
-    let s = crate::repair_replacing(source, target, &Default::default(), write.replace)?;
-    let counts = [
-        ("records_in", s.records_in),
-        ("records_written", s.records_written),
-        ("records_dropped", s.records_dropped),
-        ("bytes_dropped", s.bytes_dropped),
-        ("timestamps_fixed", s.timestamps_fixed),
-        ("resets_restored", s.resets_restored),
-    ];
-    Ok(Recovered {
-        summary: format!(
-            "{} of {} records kept, {} dropped ({} bytes), {} timestamps fixed, {} resets restored",
-            s.records_written,
-            s.records_in,
-            s.records_dropped,
-            s.bytes_dropped,
-            s.timestamps_fixed,
-            s.resets_restored
-        ),
-        changed: s.records_dropped > 0
-            || s.bytes_dropped > 0
-            || s.timestamps_fixed > 0
-            || s.resets_restored > 0,
-        counts: counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
-    })
 }
 
 #[cfg(feature = "nanover-zip")]
@@ -307,7 +274,7 @@ static OUTPUTS: &[SpecialOutput] = &[
 /// pair reads both; `create` makes a [`crate::NanoverWriter`] (the `frames` + `state` schema
 /// that [`crate::NanoverRecording`] reads, written back as `.traj` + `.state`).
 /// It also copies faithfully, has the `version` option, checks records in `validate`,
-/// recovers damaged files, and writes `.nanover.zip` and its own HDF5 layout.
+/// and writes `.nanover.zip` and its own HDF5 layout.
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
     create: Some(crate::write::create),
     options: &OPTIONS,
@@ -316,7 +283,6 @@ pub static FORMAT: FormatDescriptor = FormatDescriptor {
         against: None,
         check,
     }),
-    recover: Some(recover),
     outputs: OUTPUTS,
     ..FormatDescriptor::new(INFO, Tier::Magic, score, open)
 };

@@ -220,7 +220,7 @@ pub(crate) fn for_each_batch(
     batches: recfmt_core::BatchSet,
     each: &mut dyn FnMut(&recfmt_core::StreamBatch) -> Result<()>,
 ) -> Result<()> {
-    for batch in recfmt_export::StreamBatchReader::new(reader, batches) {
+    for batch in recfmt_select::StreamBatchReader::new(reader, batches) {
         each(&batch?)?;
     }
     Ok(())

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use recfmt_core::{BatchSet, RecordingReader, Shape};
-use recfmt_export::{Pattern, Pipeline, SelectedReader, Selection, TimeRange};
+use recfmt_select::{Pattern, Pipeline, SelectedReader, Selection, TimeRange};
 
 use crate::{Error, Reducer, Result, element_f64, for_each_batch};
 

@@ -7,8 +7,8 @@
 use recfmt_core::{
     DType, Header, MemoryRecording, Schema, SignalDesc, StreamDesc, TimeBase, Value,
 };
-use recfmt_export::{Pattern, TimeBound, TimeRange};
 use recfmt_plot::{Figure, ImageKind, MAX_SERIES, MapTrack, Panels, SignalOptions, TrackMap};
+use recfmt_select::{Pattern, TimeBound, TimeRange};
 
 /// A stream `name` of `t` seconds and `signals` f64 signals (`v0`, `v1`, ...) in metres.
 fn stream(name: &str, signals: usize) -> StreamDesc {

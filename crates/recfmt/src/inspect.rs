@@ -366,7 +366,7 @@ pub fn formats(registry: &Registry) -> Vec<FormatSummary> {
             id: f.info.id,
             name: f.info.name,
             extensions: f.info.extensions,
-            capabilities: f.capabilities(),
+            capabilities: crate::front_end::capabilities(f),
             options: option_summaries(f.options),
             outputs: f.outputs.iter().map(|o| o.id).collect(),
             queries: f
@@ -424,14 +424,14 @@ fn first_time(reader: &mut dyn RecordingReader) -> Result<Option<f64>> {
 }
 
 /// What [`state_at`] found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct StateReport {
     /// The time of the frame found, in seconds.
     pub t: f64,
     /// Its frame number.
     pub frame: u64,
-    /// Signal names and their values as text, in schema order.
-    pub values: Vec<(String, String)>,
+    /// Signal names and their values, in schema order (the front end renders them).
+    pub values: Vec<(String, recfmt_core::Value)>,
     /// What opening the recording found.
     pub integrity: IntegrityReport,
 }
@@ -445,13 +445,8 @@ pub fn state_at(
     options: &OpenOptions,
 ) -> Result<StateReport> {
     let format = crate::format_of(registry, path, options)?;
-    let Some(find) = format.state_at else {
-        let able: Vec<_> = registry
-            .formats()
-            .iter()
-            .filter(|f| f.state_at.is_some())
-            .map(|f| f.info.id)
-            .collect();
+    let Some(find) = crate::front_end::hooks(format.info.id).and_then(|h| h.state_at) else {
+        let able = crate::front_end::formats_with(registry, |h| h.state_at.is_some());
         return Err(crate::Error::Invalid(format!(
             "--at needs a format with random access to frames ({}); this is {}",
             able.join(", "),

@@ -20,9 +20,10 @@
 //! | the state at a time | [`inspect::state_at`], [`inspect::state_at_time`] | [`inspect::StateReport`] |
 //!
 //! Format-specific behaviour (options such as CARLA's `build`, ICAREC's compatibility
-//! checks, NanoVer's recovery, FlightGear's KML tracks, CARLA's queries) is declared in each
-//! format's [`core::FormatDescriptor`] and reached only through the registry, so a format
-//! registered at run time is converted the same way as the built-in ones:
+//! checks, FlightGear's KML tracks, CARLA's queries) is declared in each format's
+//! [`core::FormatDescriptor`] and reached only through the registry, so a format registered
+//! at run time is converted the same way as the built-in ones. What only the front ends use
+//! (NanoVer's recovery, ICAREC's state at a time) is in [`front_end`], by format id:
 //!
 //! ```no_run
 //! use recfmt::convert::{ConvertOptions, convert};
@@ -95,6 +96,7 @@ pub use recfmt_tlv as tlv;
 
 pub mod convert;
 mod error;
+pub mod front_end;
 pub mod inspect;
 mod open;
 pub mod ops;

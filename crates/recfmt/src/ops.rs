@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use recfmt_core::{FormatOptions, QueryForm, Registry, Replace};
 use serde::Serialize;
 
+use crate::front_end::Recovered;
 use crate::{Error, OpenOptions, Outcome, Result};
 
 /// What `recover` did.
@@ -17,18 +18,14 @@ pub struct RecoverReport {
     pub output: PathBuf,
     /// Format id.
     pub format: &'static str,
-    /// One line for people.
-    pub summary: String,
-    /// Named counts (`records_in`, `records_dropped`, …).
-    pub counts: std::collections::BTreeMap<String, u64>,
-    /// True when anything was dropped or changed (exit 3).
-    pub changed: bool,
+    /// What was kept and dropped (the front end renders it).
+    pub recovered: Recovered,
 }
 
 impl RecoverReport {
     /// Data lost when anything was dropped or changed.
     pub fn outcome(&self) -> Outcome {
-        if self.changed {
+        if self.recovered.changed() {
             Outcome::DataLost
         } else {
             Outcome::Complete
@@ -49,13 +46,8 @@ pub fn recover(
     registry.check_options(&options.format_options)?;
     let format = crate::format_of(registry, input, options)?;
     let id = format.info.id;
-    let Some(recover) = format.recover else {
-        let able: Vec<_> = registry
-            .formats()
-            .iter()
-            .filter(|f| f.recover.is_some())
-            .map(|f| f.info.id)
-            .collect();
+    let Some(recover) = crate::front_end::hooks(id).and_then(|h| h.recover) else {
+        let able = crate::front_end::formats_with(registry, |h| h.recover.is_some());
         return Err(Error::Invalid(format!(
             "recover is available for {} recordings; for {id}, `recfmt convert --to {id}` keeps every complete record",
             able.join(", ")
@@ -63,14 +55,12 @@ pub fn recover(
     };
     let read = options.read_options_for(registry, format)?;
     let write = registry.write_options(format, replace, &options.format_options)?;
-    let done = recover(input, output, &read, &write)?;
+    let recovered = recover(input, output, &read, &write)?;
     Ok(RecoverReport {
         input: input.to_path_buf(),
         output: output.to_path_buf(),
         format: id,
-        summary: done.summary,
-        counts: done.counts,
-        changed: done.changed,
+        recovered,
     })
 }
 

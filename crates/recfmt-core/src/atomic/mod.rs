@@ -33,26 +33,7 @@ use tempfile::{Builder, NamedTempFile};
 pub use folder::{AtomicDir, CreatedDirs, check_folder};
 pub use lock::DirLock;
 
-/// Whether an output may replace a file that already has its name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Replace {
-    /// Refuse: the target must not exist (the default, for the command line without `--force`).
-    #[default]
-    Never,
-    /// Replace an existing regular file; still refuse anything else.
-    RegularFile,
-}
-
-impl Replace {
-    /// [`Replace::RegularFile`] when `force`, else [`Replace::Never`].
-    pub fn forced(force: bool) -> Self {
-        if force {
-            Replace::RegularFile
-        } else {
-            Replace::Never
-        }
-    }
-}
+pub use crate::write::Replace;
 
 /// The end of every temporary name.
 pub(crate) const TEMP_SUFFIX: &str = ".partial";

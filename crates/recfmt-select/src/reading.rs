@@ -19,7 +19,7 @@ use recfmt_core::{BatchSet, RecordingReader, Result, StreamBatch};
 ///     BatchSet, DType, MemoryRecording, RecordingReader, Schema, SignalDesc, StreamDesc,
 ///     TimeBase, Value,
 /// };
-/// use recfmt_export::StreamBatchReader;
+/// use recfmt_select::StreamBatchReader;
 ///
 /// let stream = |name: &str| StreamDesc::new(name, SignalDesc::scalar("t", DType::U64), TimeBase::MICROSECONDS);
 /// let schema = Schema { streams: vec![stream("NAV"), stream("ESC")] };

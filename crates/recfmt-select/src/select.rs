@@ -48,7 +48,7 @@ impl Pattern {
     /// Parses `re:<regex>`, a glob (when the text has `*`, `?` or `[`), or an exact name.
     ///
     /// ```
-    /// use recfmt_export::Pattern;
+    /// use recfmt_select::Pattern;
     /// assert!(Pattern::parse("REC_*").unwrap().matches("REC_NAV_SOLUTION"));
     /// assert!(Pattern::parse("re:REC_(NAV|ESC).*").unwrap().matches("REC_ESC_OUTPUT"));
     /// assert!(!Pattern::parse("x").unwrap().matches("xx"));
@@ -162,7 +162,7 @@ impl TimeBound {
     /// Parses `+12.5s` (relative), `60`, `60s`, `1.5ms`, `2min` (absolute), or RFC 3339 text.
     ///
     /// ```
-    /// use recfmt_export::TimeBound;
+    /// use recfmt_select::TimeBound;
     /// assert_eq!(TimeBound::parse("+12.5s").unwrap(), TimeBound::Relative(12.5));
     /// assert_eq!(TimeBound::parse("60s").unwrap(), TimeBound::Absolute(60.0));
     /// assert_eq!(TimeBound::parse("250ms").unwrap(), TimeBound::Absolute(0.25));
@@ -247,7 +247,7 @@ impl TimeRange {
     /// checked once resolved against the recording ([`SelectedReader`] fails then).
     ///
     /// ```
-    /// use recfmt_export::{TimeBound, TimeRange};
+    /// use recfmt_select::{TimeBound, TimeRange};
     /// let range = |s, e| TimeRange { start: Some(TimeBound::parse(s).unwrap()), end: Some(TimeBound::parse(e).unwrap()), carry_last: false };
     /// assert!(range("1s", "5s").check().is_ok());
     /// assert_eq!(
