@@ -47,6 +47,7 @@
 //! ```
 
 mod read;
+mod runs;
 mod schema;
 mod write;
 

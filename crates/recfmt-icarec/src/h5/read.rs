@@ -7,11 +7,12 @@ use std::path::Path;
 
 use hdf5_pure::{AttrValue, ChunkCacheConfig, Dataset, DatasetAccessProperties};
 use recfmt_core::{
-    DType, FormatInfo, Header, Integrity, IntegrityStatus, Limits, Metadata, ReadOptions,
-    RecordingReader, Result, RowWriter, Schema as CoreSchema, SignalDesc, StreamDesc, TimeBase,
-    TimeReference, TimeSystem,
+    BatchSet, DType, FormatInfo, FrameBuf, Header, Integrity, IntegrityStatus, Limits, Metadata,
+    ReadOptions, RecordingReader, Result, RowWriter, Schema as CoreSchema, SignalDesc, StreamDesc,
+    TimeBase, TimeReference, TimeSystem,
 };
 
+use super::runs::copy_run;
 use super::schema::{Lifecycle, SchemaSignal, parse_schema};
 use super::{
     H5_FORMAT_ID, H5_INFO, HDF5_MAGIC, MAX_SHORT_ATTR, MAX_WINDOW_ROWS, READ_BUDGET, guard,
@@ -58,7 +59,7 @@ fn json_dtype(type_name: &str) -> Option<DType> {
 
 /// A window of one dataset's values.
 #[derive(Debug)]
-enum Window {
+pub(super) enum Window {
     F64(Vec<f64>),
     I64(Vec<i64>),
     U64(Vec<u64>),
@@ -577,6 +578,85 @@ impl IcarusH5Recording {
         }
         row.finish()
     }
+
+    /// The batch view of the same windows: runs of rows copied into the dynamic columns (see
+    /// [`RecordingReader::read_batches`] below for why). A run a column cannot take exactly
+    /// as the row path would store it goes through [`RecordingReader::read_frame`], that is
+    /// through `read_row`, so its error is the row path's.
+    fn read_batch_runs(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        if !self.started {
+            self.started = true;
+            if !self.statics.is_empty() && self.rows > 0 {
+                let mut row = FrameBuf::default();
+                self.read_static_row(&mut RowWriter::frame(&mut row))?;
+                if dst.wants(row.stream) {
+                    dst.push_frame(&row, &self.schema)?;
+                }
+            }
+        }
+        loop {
+            if dst.is_full() {
+                return Ok(true);
+            }
+            if self.next >= self.rows {
+                return Ok(false);
+            }
+            let i = self.window_index()?;
+            let available = self.window_time.len().saturating_sub(i);
+            if available == 0 {
+                return Err(malformed(format!(
+                    "row {} of /time within its window of {} rows",
+                    self.next,
+                    self.window_time.len()
+                )));
+            }
+            if !dst.wants(0) {
+                self.next += available as u64;
+                continue;
+            }
+            let n = available.min(dst.stream(0).room(dst.capacity()));
+            let batch = dst.stream_mut(0);
+            let mut fits = batch.columns().len() == self.window.len() + 1;
+            if fits {
+                // The windows of the columns the batch keeps (a left-out one is not read).
+                let count = self.window_time.len() as u64;
+                let kept = batch.columns()[1..].iter().map(|c| !c.is_skipped());
+                let columns = self.window.iter_mut().zip(&self.dynamic).zip(kept);
+                for ((window, source), kept) in columns {
+                    if kept && window.is_none() {
+                        *window = Some(source.read(self.window_start, count)?);
+                    }
+                }
+                let windows = std::iter::once(Some(&self.window_time))
+                    .chain(self.window.iter().map(Option::as_ref));
+                fits = batch
+                    .columns_mut()
+                    .iter_mut()
+                    .zip(windows)
+                    .filter(|(c, _)| !c.is_skipped())
+                    .all(|(c, w)| w.is_some_and(|w| copy_run(c.data_mut(), w, i, n, false)));
+            }
+            if fits {
+                let windows = std::iter::once(Some(&self.window_time))
+                    .chain(self.window.iter().map(Option::as_ref));
+                for (c, w) in batch.columns_mut().iter_mut().zip(windows) {
+                    if let (false, Some(w)) = (c.is_skipped(), w) {
+                        copy_run(c.data_mut(), w, i, n, true);
+                    }
+                }
+                batch.commit_rows(n);
+                self.next += n as u64;
+            } else {
+                let mut row = FrameBuf::default();
+                for _ in 0..n {
+                    if !self.read_frame(&mut row)? {
+                        break;
+                    }
+                    dst.push_frame(&row, &self.schema)?;
+                }
+            }
+        }
+    }
 }
 
 /// Reads the optional `/time` attributes `system` and `epoch_iso` (names from Icarus's phase-6
@@ -652,6 +732,18 @@ impl RecordingReader for IcarusH5Recording {
         self.read_dynamic_row(row, i)?;
         self.next += 1;
         Ok(true)
+    }
+
+    /// The column view of the windows `read_row` reads: runs of rows copied into the dynamic
+    /// columns, anything else through `read_row`. Pushing every value through `RowWriter`
+    /// alone converted a 327 MB file to Parquet 1.2-1.5x slower (2.7-3.5 s against 2.2-2.4 s
+    /// with the copy, release, same run), since each value costs a dispatch where a run is one
+    /// `extend_from_slice`.
+    fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
+        if dst.len() != self.schema.streams.len() {
+            return recfmt_core::read_batches_by_rows(self, dst);
+        }
+        self.read_batch_runs(dst)
     }
 
     fn integrity(&self) -> &Integrity {
