@@ -1,0 +1,94 @@
+//! An HDF5 output file written under a temporary name and moved into place when complete.
+
+use std::path::{Path, PathBuf};
+
+use hdf5_pure::{FileAccessProperties, FileBuilder, MemoryStrategy, SyncPolicy};
+use recfmt_core::{Replace, Result, TempPath};
+
+use crate::error::write_error;
+
+/// An HDF5 file being written: created from a skeleton ([`FileBuilder`]: the groups, the
+/// attributes and the empty datasets declared up front) under a temporary name beside the
+/// target (core's [`TempPath`]: hdf5-pure writes by path, so core's `AtomicFile`, a
+/// `Write + Seek`, cannot carry it), then open for in-place edits and appends in bounded
+/// memory, synced once when closed. [`H5Output::finish`] closes it and moves it to its
+/// name; dropped before that, it is closed and removed, so a failed export never leaves a
+/// file that looks whole.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let target = dir.path().join("out.h5");
+/// let mut skeleton = hdf5_pure::FileBuilder::new();
+/// skeleton.set_attr("recfmt.format", recfmt_h5::text("memory"));
+/// let out = recfmt_h5::H5Output::create(&target, recfmt_core::Replace::Never, skeleton)?;
+/// assert!(!target.exists());
+/// out.finish()?;
+/// let file = hdf5_pure::File::open(&target)?;
+/// assert_eq!(file.root().attrs()?["recfmt.format"].as_str(), Some("memory"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct H5Output {
+    // Field order matters: the open file is dropped (closed) before the temporary file is
+    // removed.
+    file: hdf5_pure::File,
+    temp: TempPath,
+    target: PathBuf,
+}
+
+impl H5Output {
+    /// Writes `skeleton` at a temporary path for `target` and opens it for appending.
+    ///
+    /// Fails with an invalid-request error for a path without a file name, with an I/O
+    /// error naming `target` when it exists and `replace` does not allow replacing it or
+    /// when the file cannot be written. Nothing is left behind on error.
+    pub fn create(target: &Path, replace: Replace, skeleton: FileBuilder) -> Result<Self> {
+        if target.file_name().is_none() {
+            return Err(recfmt_core::Error::invalid(format!(
+                "HDF5 output path {} has no file name",
+                target.display()
+            )));
+        }
+        let temp = TempPath::reserve(target, replace)
+            .map_err(|e| recfmt_core::Error::Io(e).in_file(target))?;
+        skeleton
+            .write(temp.path())
+            .map_err(|e| write_error(target, "creating the file", e))?;
+        // Bounded-memory in-place appends; fsync only once, at close.
+        let access = FileAccessProperties::new()
+            .with_memory_strategy(MemoryStrategy::Bounded)
+            .with_sync_policy(SyncPolicy::OnClose);
+        let file = hdf5_pure::File::open_rw_with_options(temp.path(), access)
+            .map_err(|e| write_error(target, "opening the file for appending", e))?;
+        Ok(H5Output {
+            file,
+            temp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &hdf5_pure::File {
+        &self.file
+    }
+
+    /// The final path of the file.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Closes the file and moves it to its final name. On error the temporary file is
+    /// removed.
+    pub fn finish(self) -> Result<()> {
+        let H5Output {
+            file,
+            mut temp,
+            target,
+        } = self;
+        // On error `temp` removes the file, closed (dropped) by then.
+        file.close()
+            .map_err(|e| write_error(&target, "closing the file", e))?;
+        temp.persist()
+            .map_err(|e| recfmt_core::Error::Io(e).in_file(&target))
+    }
+}
