@@ -23,8 +23,8 @@ use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    ArrayValue, AtomicFile, FrameBuf, Header as CoreHeader, RecordingWriter, Replace, Schema,
-    StreamDesc, Value, WriteOptions,
+    AtomicFile, FrameBuf, Header as CoreHeader, RecordingWriter, Replace, Schema, StreamDesc,
+    Value, WriteOptions,
 };
 
 use crate::error::Error;
@@ -37,8 +37,8 @@ use crate::packet::{
     TrafficLightState, TrafficLightTime, VehicleAnim, VehicleDoor, VehicleLight, VehicleWheels,
     WalkerAnim, WalkerBones, Weather, WheelAnim, WheelPhysics,
 };
-use crate::primitive::Vector3;
-use crate::schema::schema as adapter_schema;
+use crate::record::{FixedRecord, RowValues};
+use crate::schema::{schema as adapter_schema, stream_kind};
 use crate::tracks::{TrackLogWriter, TrackOptions, TrackRow, empty_packet};
 
 /// Settings of [`CarlaWriter`].
@@ -411,95 +411,6 @@ impl<W: Write + Seek> RecordingWriter for CarlaWriter<W> {
     }
 }
 
-fn stream_kind(name: &str) -> Option<PacketKind> {
-    if name == "frame" {
-        return Some(PacketKind::FrameStart);
-    }
-    PacketKind::ALL.iter().copied().find(|k| k.name() == name)
-}
-
-/// Reads typed values out of a row, naming the row and column on failure.
-struct Row<'a> {
-    v: &'a [Value],
-    row: u64,
-    stream: &'a str,
-}
-
-impl Row<'_> {
-    fn err(&self, i: usize, what: &str) -> recfmt_core::Error {
-        invalid(format!(
-            "row {} (stream {:?}), column {i}: {what}, found {:?}",
-            self.row,
-            self.stream,
-            self.v.get(i)
-        ))
-    }
-    fn f64(&self, i: usize) -> recfmt_core::Result<f64> {
-        self.v
-            .get(i)
-            .and_then(Value::as_f64)
-            .ok_or_else(|| self.err(i, "expected a number"))
-    }
-    /// A 32-bit float field: a finite value beyond its range is refused, not made infinite.
-    fn f32(&self, i: usize) -> recfmt_core::Result<f32> {
-        let v = self.f64(i)?;
-        let narrow = v as f32;
-        if v.is_finite() && narrow.is_infinite() {
-            return Err(self.err(i, "expected a value within the range of a 32-bit float"));
-        }
-        Ok(narrow)
-    }
-    fn u64(&self, i: usize) -> recfmt_core::Result<u64> {
-        self.v
-            .get(i)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| self.err(i, "expected an unsigned integer"))
-    }
-    fn u32(&self, i: usize) -> recfmt_core::Result<u32> {
-        u32::try_from(self.u64(i)?).map_err(|_| self.err(i, "expected a u32"))
-    }
-    fn u8(&self, i: usize) -> recfmt_core::Result<u8> {
-        u8::try_from(self.u64(i)?).map_err(|_| self.err(i, "expected a u8"))
-    }
-    fn i32(&self, i: usize) -> recfmt_core::Result<i32> {
-        self.v
-            .get(i)
-            .and_then(Value::as_i64)
-            .and_then(|x| i32::try_from(x).ok())
-            .ok_or_else(|| self.err(i, "expected an i32"))
-    }
-    fn bool(&self, i: usize) -> recfmt_core::Result<bool> {
-        match self.v.get(i) {
-            Some(Value::Bool(b)) => Ok(*b),
-            _ => Ok(self.u64(i)? != 0),
-        }
-    }
-    fn str(&self, i: usize) -> recfmt_core::Result<&str> {
-        match self.v.get(i) {
-            Some(Value::Str(s)) => Ok(s),
-            _ => Err(self.err(i, "expected text")),
-        }
-    }
-    /// A vector of the build's width: in builds with 32-bit vectors, a finite component
-    /// beyond their range is refused, not made infinite.
-    fn vector(&self, i: usize, width: crate::VectorWidth) -> recfmt_core::Result<Vector3> {
-        let (x, y, z) = (self.f64(i)?, self.f64(i + 1)?, self.f64(i + 2)?);
-        Vector3::checked(width, x, y, z).ok_or_else(|| {
-            self.err(
-                i,
-                "expected a vector within the range of this build's 32-bit floats",
-            )
-        })
-    }
-    fn f32_list(&self, i: usize) -> recfmt_core::Result<Vec<f32>> {
-        match self.v.get(i) {
-            Some(Value::Array(ArrayValue::F32(v))) => Ok(v.clone()),
-            Some(Value::Array(ArrayValue::F64(v))) => Ok(v.iter().map(|x| *x as f32).collect()),
-            _ => Err(self.err(i, "expected a list of floats")),
-        }
-    }
-}
-
 /// The attribute type byte a value suggests (version-1 numbering).
 fn guess_attribute_type(value: &str) -> u8 {
     let is_int = |s: &str| {
@@ -556,7 +467,7 @@ impl<W: Write + Seek> Native<W> {
         } else {
             kind.name()
         };
-        let r = Row {
+        let r = RowValues {
             v: &frame.values,
             row,
             stream: name,
@@ -598,92 +509,28 @@ impl<W: Write + Seek> Native<W> {
                     attributes: parse_attributes(r.str(12)?, version),
                 },
             }),
-            Packet::EventDel(v) => v.push(EventDel {
-                database_id: r.u32(2)?,
-            }),
-            Packet::EventParent(v) => v.push(EventParent {
-                database_id: r.u32(2)?,
-                database_id_parent: r.u32(3)?,
-            }),
-            Packet::Collision(v) => v.push(Collision {
-                id: r.u32(2)?,
-                database_id1: r.u32(3)?,
-                database_id2: r.u32(4)?,
-                is_actor1_hero: r.bool(5)?,
-                is_actor2_hero: r.bool(6)?,
-            }),
-            Packet::Position(v) => v.push(Position {
-                database_id: r.u32(2)?,
-                location: r.vector(3, width)?,
-                rotation: r.vector(6, width)?,
-            }),
-            Packet::TrafficLight(v) => v.push(TrafficLightState {
-                database_id: r.u32(2)?,
-                state: r.u8(3)?,
-                is_frozen: r.bool(4)?,
-                elapsed_time: r.f32(5)?,
-            }),
-            Packet::VehicleAnim(v) => v.push(VehicleAnim {
-                database_id: r.u32(2)?,
-                steering: r.f32(3)?,
-                throttle: r.f32(4)?,
-                brake: r.f32(5)?,
-                handbrake: r.bool(6)?,
-                gear: r.i32(7)?,
-            }),
-            Packet::WalkerAnim(v) => v.push(WalkerAnim {
-                database_id: r.u32(2)?,
-                speed: r.f32(3)?,
-            }),
-            Packet::VehicleLight(v) => v.push(VehicleLight {
-                database_id: r.u32(2)?,
-                state: r.u32(3)?,
-            }),
-            Packet::SceneLight(v) => v.push(SceneLight {
-                light_id: r.i32(2)?,
-                intensity: r.f32(3)?,
-                color: [r.f32(4)?, r.f32(5)?, r.f32(6)?, r.f32(7)?],
-                on: r.bool(8)?,
-                light_type: r.u8(9)?,
-            }),
-            Packet::Kinematics(v) => v.push(Kinematics {
-                database_id: r.u32(2)?,
-                linear_velocity: r.vector(3, width)?,
-                angular_velocity: r.vector(6, width)?,
-            }),
-            Packet::BoundingBox(v) | Packet::TriggerVolume(v) => v.push(BoundingBox {
-                database_id: r.u32(2)?,
-                origin: r.vector(3, width)?,
-                extent: r.vector(6, width)?,
-            }),
+            Packet::EventDel(v) => v.push(EventDel::from_row(&r, 2, width)?),
+            Packet::EventParent(v) => v.push(EventParent::from_row(&r, 2, width)?),
+            Packet::Collision(v) => v.push(Collision::from_row(&r, 2, width)?),
+            Packet::Position(v) => v.push(Position::from_row(&r, 2, width)?),
+            Packet::TrafficLight(v) => v.push(TrafficLightState::from_row(&r, 2, width)?),
+            Packet::VehicleAnim(v) => v.push(VehicleAnim::from_row(&r, 2, width)?),
+            Packet::WalkerAnim(v) => v.push(WalkerAnim::from_row(&r, 2, width)?),
+            Packet::VehicleLight(v) => v.push(VehicleLight::from_row(&r, 2, width)?),
+            Packet::SceneLight(v) => v.push(SceneLight::from_row(&r, 2, width)?),
+            Packet::Kinematics(v) => v.push(Kinematics::from_row(&r, 2, width)?),
+            Packet::BoundingBox(v) | Packet::TriggerVolume(v) => {
+                v.push(BoundingBox::from_row(&r, 2, width)?);
+            }
             Packet::PlatformTime(t) => {
                 *t = r.f64(2)?;
                 self.additional = true;
             }
             Packet::VisualTime(t) => *t = r.f64(2)?,
-            Packet::TrafficLightTime(v) => v.push(TrafficLightTime {
-                database_id: r.u32(2)?,
-                green_time: r.f32(3)?,
-                yellow_time: r.f32(4)?,
-                red_time: r.f32(5)?,
-            }),
-            Packet::BikerAnim(v) => v.push(BikerAnim {
-                database_id: r.u32(2)?,
-                forward_speed: r.f32(3)?,
-                engine_rotation: r.f32(4)?,
-            }),
-            Packet::VehicleDoor(v) => v.push(VehicleDoor {
-                database_id: r.u32(2)?,
-                doors: r.u8(3)?,
-                is_open: r.bool(4)?,
-            }),
-            Packet::Weather(v) => {
-                let mut a = [0f32; 14];
-                for (k, x) in a.iter_mut().enumerate() {
-                    *x = r.f32(2 + k)?;
-                }
-                v.push(Weather::from_array(a));
-            }
+            Packet::TrafficLightTime(v) => v.push(TrafficLightTime::from_row(&r, 2, width)?),
+            Packet::BikerAnim(v) => v.push(BikerAnim::from_row(&r, 2, width)?),
+            Packet::VehicleDoor(v) => v.push(VehicleDoor::from_row(&r, 2, width)?),
+            Packet::Weather(v) => v.push(Weather::from_row(&r, 2, width)?),
             Packet::WalkerBones(v) => {
                 let id = r.u32(2)?;
                 let bone = Bone {
@@ -781,7 +628,7 @@ impl<W: Write + Seek> Native<W> {
     }
 }
 
-fn physics(r: &Row<'_>, flavour: Flavour) -> recfmt_core::Result<PhysicsControl> {
+fn physics(r: &RowValues<'_>, flavour: Flavour) -> recfmt_core::Result<PhysicsControl> {
     let pairs = |v: Vec<f32>| v.chunks_exact(2).map(|c| [c[0], c[1]]).collect::<Vec<_>>();
     let lists: Vec<Vec<f32>> = (19..31)
         .map(|i| match r.v.get(i) {
@@ -840,7 +687,7 @@ impl<W: Write + Seek> Tracks<W> {
                 frame.stream
             )));
         }
-        let r = Row {
+        let r = RowValues {
             v: &frame.values,
             row,
             stream: "tracks",

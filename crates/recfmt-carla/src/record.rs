@@ -1,0 +1,256 @@
+//! Fixed-size packet records, each declared once.
+//!
+//! Most per-actor packets (positions, kinematics, animation, lights...) are a `u16` record
+//! count followed by records of one size (for a vector width). Each such record is declared
+//! with [`fixed_record!`]: its fields in byte order, each with its type, column name(s) and
+//! unit. From that one declaration come the struct, its checked decode and its encode (the
+//! [`crate::packet::Record`] the codec and [`crate::Writer`] use), its byte size per build,
+//! the schema's columns and units, the row emission into a [`RowWriter`] (straight from the
+//! record's bytes, decoding only the columns a projection keeps), the values the generic
+//! writer takes from a row, and the unchecked read the query engine uses on its stale
+//! buffers.
+//!
+//! What differs per build is the vector width ([`VectorWidth`]): a [`Vector3`] field is 12
+//! bytes and fills `f32` columns in UE4 builds, 24 bytes and `f64` columns in UE5 builds.
+
+mod field;
+mod values;
+
+use recfmt_core::{RowWriter, SignalDesc};
+
+use crate::codec::cursor::Cursor;
+use crate::error::Result;
+use crate::flavour::{PacketKind, VectorWidth};
+use crate::packet::{
+    BikerAnim, BoundingBox, Collision, EventDel, EventParent, Kinematics, Position, SceneLight,
+    TrafficLightState, TrafficLightTime, VehicleAnim, VehicleDoor, VehicleLight, WalkerAnim,
+    Weather,
+};
+
+pub(crate) use field::{Field, FieldDecl, Names};
+pub(crate) use values::RowValues;
+
+/// A record of fixed size (for a vector width), declared with [`fixed_record!`].
+pub(crate) trait FixedRecord: Sized {
+    /// Size of one record in bytes.
+    fn size(width: VectorWidth) -> usize;
+    /// True when some field has bytes to check (a bool), so [`FixedRecord::check`] can fail.
+    const CHECKED: bool;
+    /// The record's columns (after a stream's `elapsed` and `frame`), with types and units.
+    fn signals(width: VectorWidth) -> Vec<SignalDesc>;
+    /// Why `record` (one record's bytes) would not decode: the offset in the record of the
+    /// first bad byte and what is wrong with it.
+    fn check(record: &[u8], width: VectorWidth) -> Option<(usize, String)>;
+    /// The record from its bytes, unchecked (bools are "not zero"): the decode itself, used
+    /// after [`FixedRecord::check`] and by the query engine, which reads what C++ reads.
+    fn read(record: &[u8], width: VectorWidth) -> Self;
+    /// Pushes the record's columns from its bytes, decoding only those the row wants.
+    fn emit(record: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()>;
+    /// The record from a row's values, its first column at `first`.
+    fn from_row(row: &RowValues<'_>, first: usize, width: VectorWidth)
+    -> recfmt_core::Result<Self>;
+}
+
+/// The checked decode of a fixed record (the codec's): the bytes, then the checks.
+pub(crate) fn decode_fixed<T: FixedRecord>(c: &mut Cursor<'_>) -> Result<T> {
+    let width = c.width;
+    let start = c.file_offset();
+    let bytes = c.bytes(T::size(width))?;
+    if let Some((at, what)) = T::check(bytes, width) {
+        return Err(c.malformed(start + at as u64, what));
+    }
+    Ok(T::read(bytes, width))
+}
+
+/// Declares a fixed-size record: the struct and its [`FixedRecord`] and
+/// [`crate::packet::Record`] implementations.
+///
+/// Fields are given in byte order as `name: Type => columns in "unit"`, where `columns` is a
+/// column name or an array of names (one per component), and the unit is optional. When the
+/// columns are in another order than the bytes, `columns(a, b, ...)` after the struct gives
+/// it.
+macro_rules! fixed_record {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty => $names:tt $(in $unit:literal)? ),* $(,)?
+        }
+    ) => {
+        fixed_record! {
+            $(#[$meta])*
+            pub struct $name {
+                $( $(#[$fmeta])* pub $field : $ty => $names $(in $unit)? ),*
+            }
+            columns($($field),*)
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty => $names:tt $(in $unit:literal)? ),* $(,)?
+        }
+        columns($($column:ident),*)
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        impl $name {
+            /// The fields with their offsets for `width`, in byte order; the record's size.
+            #[inline(always)]
+            #[allow(unused_assignments)]
+            fn layout(width: $crate::flavour::VectorWidth) -> (($($crate::record::FieldDecl<$ty>,)*), usize) {
+                let mut at = 0usize;
+                let fields = ($({
+                    let decl = $crate::record::FieldDecl::<$ty>::new(
+                        at,
+                        $crate::record::Names::names(&$names),
+                        fixed_record!(@unit $($unit)?),
+                    );
+                    at += <$ty as $crate::record::Field>::size(width);
+                    decl
+                },)*);
+                (fields, at)
+            }
+        }
+
+        impl $crate::record::FixedRecord for $name {
+            const CHECKED: bool = false $( || <$ty as $crate::record::Field>::CHECKED )*;
+
+            #[inline]
+            fn size(width: $crate::flavour::VectorWidth) -> usize {
+                Self::layout(width).1
+            }
+
+            fn signals(width: $crate::flavour::VectorWidth) -> Vec<recfmt_core::SignalDesc> {
+                let (($($field,)*), _) = Self::layout(width);
+                let mut signals = Vec::new();
+                $( $column.signals(width, &mut signals); )*
+                signals
+            }
+
+            fn check(
+                record: &[u8],
+                width: $crate::flavour::VectorWidth,
+            ) -> Option<(usize, String)> {
+                let (($($field,)*), _) = Self::layout(width);
+                $( if let Some(bad) = $field.check(record) { return Some(bad); } )*
+                None
+            }
+
+            #[inline]
+            fn read(record: &[u8], width: $crate::flavour::VectorWidth) -> Self {
+                let (($($field,)*), _) = Self::layout(width);
+                $name { $( $field: $field.read(record, width), )* }
+            }
+
+            #[inline]
+            fn emit(
+                record: &[u8],
+                width: $crate::flavour::VectorWidth,
+                row: &mut recfmt_core::RowWriter<'_>,
+            ) -> recfmt_core::Result<()> {
+                let (($($field,)*), _) = Self::layout(width);
+                $( $column.emit(record, width, row)?; )*
+                Ok(())
+            }
+
+            fn from_row(
+                row: &$crate::record::RowValues<'_>,
+                first: usize,
+                width: $crate::flavour::VectorWidth,
+            ) -> recfmt_core::Result<Self> {
+                let (($($field,)*), _) = Self::layout(width);
+                let mut at = first;
+                $( let $column = $column.from_row(row, &mut at, width)?; )*
+                Ok($name { $($field),* })
+            }
+        }
+
+        impl $crate::packet::Record for $name {
+            fn fixed_size(width: $crate::flavour::VectorWidth) -> Option<usize> {
+                Some(<Self as $crate::record::FixedRecord>::size(width))
+            }
+
+            fn decode(c: &mut $crate::codec::cursor::Cursor<'_>) -> $crate::error::Result<Self> {
+                $crate::record::decode_fixed(c)
+            }
+
+            fn encode(&self, out: &mut Vec<u8>) -> $crate::error::Result<()> {
+                $( $crate::record::Field::encode(&self.$field, out); )*
+                Ok(())
+            }
+        }
+    };
+    (@unit $unit:literal) => { Some($unit) };
+    (@unit) => { None };
+}
+pub(crate) use fixed_record;
+
+/// What the generic reader needs of a fixed record kind, for one vector width.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FixedKind {
+    /// Bytes per record.
+    pub size: usize,
+    /// [`FixedRecord::check`] of the kind's record, `None` when nothing can fail.
+    pub check: Option<fn(&[u8], VectorWidth) -> Option<(usize, String)>>,
+    /// [`FixedRecord::signals`] of the kind's record.
+    pub signals: fn(VectorWidth) -> Vec<SignalDesc>,
+    /// [`FixedRecord::emit`] of the kind's record.
+    pub emit: fn(&[u8], VectorWidth, &mut RowWriter<'_>) -> recfmt_core::Result<()>,
+    /// The width the functions are called with.
+    pub width: VectorWidth,
+}
+
+impl FixedKind {
+    fn of<T: FixedRecord>(width: VectorWidth) -> Self {
+        FixedKind {
+            size: T::size(width),
+            check: if T::CHECKED { Some(T::check) } else { None },
+            signals: T::signals,
+            emit: T::emit,
+            width,
+        }
+    }
+
+    /// The record layout of `kind`, `None` for kinds whose records are not of one fixed size
+    /// (or that are not lists of records).
+    pub(crate) fn of_kind(kind: PacketKind, width: VectorWidth) -> Option<Self> {
+        Some(match kind {
+            PacketKind::EventDel => Self::of::<EventDel>(width),
+            PacketKind::EventParent => Self::of::<EventParent>(width),
+            PacketKind::Collision => Self::of::<Collision>(width),
+            PacketKind::Position => Self::of::<Position>(width),
+            PacketKind::TrafficLight => Self::of::<TrafficLightState>(width),
+            PacketKind::VehicleAnim => Self::of::<VehicleAnim>(width),
+            PacketKind::WalkerAnim => Self::of::<WalkerAnim>(width),
+            PacketKind::VehicleLight => Self::of::<VehicleLight>(width),
+            PacketKind::SceneLight => Self::of::<SceneLight>(width),
+            PacketKind::Kinematics => Self::of::<Kinematics>(width),
+            PacketKind::BoundingBox | PacketKind::TriggerVolume => Self::of::<BoundingBox>(width),
+            PacketKind::TrafficLightTime => Self::of::<TrafficLightTime>(width),
+            PacketKind::BikerAnim => Self::of::<BikerAnim>(width),
+            PacketKind::VehicleDoor => Self::of::<VehicleDoor>(width),
+            PacketKind::Weather => Self::of::<Weather>(width),
+            _ => return None,
+        })
+    }
+
+    /// The number of records when `body` holds a count and exactly that many records that
+    /// all pass the checks (what the codec's decode accepts); `None` otherwise.
+    pub(crate) fn records(&self, body: &[u8]) -> Option<usize> {
+        let count = usize::from(u16::from_le_bytes([*body.first()?, *body.get(1)?]));
+        let records = body.get(2..)?;
+        if records.len() != count.checked_mul(self.size)? {
+            return None;
+        }
+        let Some(check) = self.check else {
+            return Some(count);
+        };
+        records
+            .chunks_exact(self.size)
+            .all(|r| check(r, self.width).is_none())
+            .then_some(count)
+    }
+}
