@@ -80,8 +80,8 @@ fn fixed_kinds(width: VectorWidth) -> FixedKinds {
 /// rows come straight from its body (the reader's last packet).
 #[derive(Debug, Clone, Copy)]
 struct FixedPacket {
-    /// Position of the kind in [`PacketKind::ALL`].
-    kind: usize,
+    /// The layout of its records.
+    layout: FixedKind,
     /// Records in the body.
     records: usize,
 }
@@ -293,9 +293,9 @@ impl<R: Read> CarlaRecording<R> {
                     .and_then(|f| f.kind_of(raw.id))
                     .and_then(|kind| PacketKind::ALL.iter().position(|k| *k == kind))
                     .and_then(|kind| {
-                        let (layout, stream) = self.fixed[kind].as_ref()?;
+                        let (layout, stream) = self.fixed[kind]?;
                         let records = layout.records(&raw.body)?;
-                        Some((FixedPacket { kind, records }, *stream))
+                        Some((FixedPacket { layout, records }, stream))
                     });
                 if let Some((packet, stream)) = fixed {
                     self.fixed_packet = Some(packet);
@@ -402,23 +402,27 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
             }
             if let Some(stream) = self.stream {
                 if let Some(fixed) = self.fixed_packet {
-                    if self.at.rec < fixed.records {
-                        if !row.begin(stream)? {
+                    // As many of the packet's records as the row (or batch) takes, column by
+                    // column straight from the body.
+                    let left = fixed.records.saturating_sub(self.at.rec);
+                    if left > 0 {
+                        let rows = row.begin_rows(stream, left)?;
+                        if rows == 0 {
                             // Not wanted: neither is the rest of the packet.
                             self.at.rec = fixed.records;
                             continue;
                         }
-                        let (layout, _) = self.fixed[fixed.kind].as_ref().ok_or_else(|| {
-                            recfmt_core::Error::invalid("a fixed packet kind without a layout")
-                        })?;
-                        let at = 2 + self.at.rec * layout.size;
+                        let layout = fixed.layout;
+                        let start = 2 + self.at.rec * layout.size;
                         let body = &self.reader.last_raw_packet().body;
-                        let record = body.get(at..at + layout.size).unwrap_or_default();
-                        row.push(self.elapsed)?;
-                        row.push(self.frame)?;
-                        (layout.emit)(record, layout.width, row)?;
+                        let records = body
+                            .get(start..start + rows * layout.size)
+                            .unwrap_or_default();
+                        row.push_column(std::iter::repeat_n(self.elapsed, rows))?;
+                        row.push_column(std::iter::repeat_n(self.frame, rows))?;
+                        (layout.emit)(records, layout.width, row)?;
                         row.finish()?;
-                        self.at.rec += 1;
+                        self.at.rec += rows;
                         return Ok(true);
                     }
                 } else {

@@ -44,8 +44,10 @@ pub(crate) trait FixedRecord: Sized {
     /// The record from its bytes, unchecked (bools are "not zero"): the decode itself, used
     /// after [`FixedRecord::check`] and by the query engine, which reads what C++ reads.
     fn read(record: &[u8], width: VectorWidth) -> Self;
-    /// Pushes the record's columns from its bytes, decoding only those the row wants.
-    fn emit(record: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()>;
+    /// Pushes the columns of a run of records (`records`: their bytes, one after the other)
+    /// after [`RowWriter::begin_rows`], decoding only the columns the row wants.
+    fn emit(records: &[u8], width: VectorWidth, row: &mut RowWriter<'_>)
+    -> recfmt_core::Result<()>;
     /// The record from a row's values, its first column at `first`.
     fn from_row(row: &RowValues<'_>, first: usize, width: VectorWidth)
     -> recfmt_core::Result<Self>;
@@ -147,12 +149,12 @@ macro_rules! fixed_record {
 
             #[inline]
             fn emit(
-                record: &[u8],
+                records: &[u8],
                 width: $crate::flavour::VectorWidth,
                 row: &mut recfmt_core::RowWriter<'_>,
             ) -> recfmt_core::Result<()> {
-                let (($($field,)*), _) = Self::layout(width);
-                $( $column.emit(record, width, row)?; )*
+                let (($($field,)*), size) = Self::layout(width);
+                $( $column.emit(records, size, width, row)?; )*
                 Ok(())
             }
 
@@ -252,5 +254,91 @@ impl FixedKind {
             .chunks_exact(self.size)
             .all(|r| check(r, self.width).is_none())
             .then_some(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Record;
+    use crate::primitive::Vector3;
+
+    #[test]
+    fn sizes_per_build_are_the_recorders() {
+        use PacketKind as K;
+        let sizes = [
+            (K::EventDel, 4, 4),
+            (K::EventParent, 8, 8),
+            (K::Collision, 14, 14),
+            (K::Position, 28, 52),
+            (K::TrafficLight, 10, 10),
+            (K::VehicleAnim, 21, 21),
+            (K::WalkerAnim, 8, 8),
+            (K::VehicleLight, 8, 8),
+            (K::SceneLight, 26, 26),
+            (K::Kinematics, 28, 52),
+            (K::BoundingBox, 28, 52),
+            (K::TriggerVolume, 28, 52),
+            (K::TrafficLightTime, 16, 16),
+            (K::BikerAnim, 12, 12),
+            (K::VehicleDoor, 6, 6),
+            (K::Weather, 56, 56),
+        ];
+        for (kind, ue4, ue5) in sizes {
+            let size = |w| FixedKind::of_kind(kind, w).map(|k| k.size);
+            assert_eq!(size(VectorWidth::F32), Some(ue4), "{kind:?}");
+            assert_eq!(size(VectorWidth::F64), Some(ue5), "{kind:?}");
+        }
+        assert!(FixedKind::of_kind(K::EventAdd, VectorWidth::F32).is_none());
+    }
+
+    #[test]
+    fn columns_follow_the_declaration_and_the_build() {
+        let names = |s: Vec<SignalDesc>| {
+            s.into_iter()
+                .map(|s| (s.name, s.dtype, s.unit))
+                .collect::<Vec<_>>()
+        };
+        let p = names(Position::signals(VectorWidth::F64));
+        assert_eq!(p.len(), 7);
+        assert_eq!(p[0].0, "id");
+        assert_eq!((p[3].0.as_str(), p[3].1), ("z", recfmt_core::DType::F64));
+        assert_eq!(p[4].2.as_deref(), Some("deg"));
+        // Traffic lights list their columns in another order than their bytes.
+        let t = names(TrafficLightState::signals(VectorWidth::F32));
+        let order: Vec<&str> = t.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(order, ["id", "state", "frozen", "elapsed_time"]);
+    }
+
+    #[test]
+    fn encode_then_read_gives_the_record_back_and_bad_bools_are_named() {
+        let width = VectorWidth::F64;
+        let p = Position {
+            database_id: 7,
+            location: Vector3::new(width, 1.5, -2.0, f64::NAN),
+            rotation: Vector3::new(width, 0.0, 90.0, 180.0),
+        };
+        let mut bytes = Vec::new();
+        p.encode(&mut bytes).unwrap();
+        assert_eq!(bytes.len(), Position::size(width));
+        let back = Position::read(&bytes, width);
+        assert_eq!(back.database_id, 7);
+        assert!(back.location.z().is_nan());
+        assert_eq!(back.rotation, p.rotation);
+
+        let mut anim = Vec::new();
+        VehicleAnim {
+            handbrake: true,
+            gear: -1,
+            ..VehicleAnim::default()
+        }
+        .encode(&mut anim)
+        .unwrap();
+        assert_eq!(VehicleAnim::check(&anim, width), None);
+        anim[16] = 2;
+        assert_eq!(
+            VehicleAnim::check(&anim, width),
+            Some((16, "bool byte must be 0 or 1, found 2".into()))
+        );
     }
 }

@@ -27,8 +27,13 @@ pub(crate) trait Field: Sized {
     fn encode(&self, out: &mut Vec<u8>);
     /// The type of the field's columns.
     fn dtype(width: VectorWidth) -> DType;
-    /// Pushes the field's columns from its bytes (decoding only the wanted ones).
-    fn emit(bytes: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()>;
+    /// Pushes the field's columns for a run of records (`fields`: the field's bytes in
+    /// each), decoding only the wanted columns.
+    fn emit<'a>(
+        fields: impl Iterator<Item = &'a [u8]> + Clone,
+        width: VectorWidth,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()>;
     /// The value from a row's columns starting at `at`.
     fn from_row(row: &RowValues<'_>, at: usize, width: VectorWidth) -> recfmt_core::Result<Self>;
 }
@@ -45,14 +50,14 @@ fn from(bytes: &[u8], at: usize) -> &[u8] {
     bytes.get(at..).unwrap_or_default()
 }
 
-/// Pushes one column, decoding it only when wanted.
+/// Pushes one column of a run, decoding it only when wanted.
 #[inline(always)]
 fn emit_one<T: RowElement>(
     row: &mut RowWriter<'_>,
-    value: impl FnOnce() -> T,
+    values: impl Iterator<Item = T>,
 ) -> recfmt_core::Result<()> {
     if row.wants_next() {
-        row.push(value())
+        row.push_column(values)
     } else {
         row.skip()
     }
@@ -76,8 +81,8 @@ macro_rules! number_field {
                 DType::$dtype
             }
             #[inline(always)]
-            fn emit(bytes: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
-                emit_one(row, || Self::read(bytes, width))
+            fn emit<'a>(fields: impl Iterator<Item = &'a [u8]> + Clone, width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+                emit_one(row, fields.map(|b| Self::read(b, width)))
             }
             fn from_row(row: &RowValues<'_>, at: usize, _: VectorWidth) -> recfmt_core::Result<Self> {
                 row.$get(at)
@@ -116,8 +121,12 @@ impl Field for bool {
         DType::Bool
     }
     #[inline(always)]
-    fn emit(bytes: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
-        emit_one(row, || Self::read(bytes, width))
+    fn emit<'a>(
+        fields: impl Iterator<Item = &'a [u8]> + Clone,
+        width: VectorWidth,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()> {
+        emit_one(row, fields.map(|b| Self::read(b, width)))
     }
     fn from_row(row: &RowValues<'_>, at: usize, _: VectorWidth) -> recfmt_core::Result<Self> {
         row.bool(at)
@@ -138,9 +147,13 @@ impl Field for [f32; 4] {
     fn dtype(_: VectorWidth) -> DType {
         DType::F32
     }
-    fn emit(bytes: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+    fn emit<'a>(
+        fields: impl Iterator<Item = &'a [u8]> + Clone,
+        width: VectorWidth,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()> {
         for at in [0, 4, 8, 12] {
-            emit_one(row, || f32::read(from(bytes, at), width))?;
+            emit_one(row, fields.clone().map(|b| f32::read(from(b, at), width)))?;
         }
         Ok(())
     }
@@ -180,16 +193,26 @@ impl Field for Vector3 {
         }
     }
     #[inline(always)]
-    fn emit(bytes: &[u8], width: VectorWidth, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+    fn emit<'a>(
+        fields: impl Iterator<Item = &'a [u8]> + Clone,
+        width: VectorWidth,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()> {
         match width {
             VectorWidth::F32 => {
                 for at in [0, 4, 8] {
-                    emit_one(row, || f32::from_le_bytes(le(from(bytes, at))))?;
+                    emit_one(
+                        row,
+                        fields.clone().map(|b| f32::from_le_bytes(le(from(b, at)))),
+                    )?;
                 }
             }
             VectorWidth::F64 => {
                 for at in [0, 8, 16] {
-                    emit_one(row, || f64::from_le_bytes(le(from(bytes, at))))?;
+                    emit_one(
+                        row,
+                        fields.clone().map(|b| f64::from_le_bytes(le(from(b, at)))),
+                    )?;
                 }
             }
         }
@@ -266,15 +289,21 @@ impl<T: Field> FieldDecl<T> {
         T::read(from(record, self.at), width)
     }
 
-    /// Pushes the field's columns from `record`.
+    /// Pushes the field's columns for the run of records `records` (each `size` bytes).
     #[inline(always)]
     pub(crate) fn emit(
         &self,
-        record: &[u8],
+        records: &[u8],
+        size: usize,
         width: VectorWidth,
         row: &mut RowWriter<'_>,
     ) -> recfmt_core::Result<()> {
-        T::emit(from(record, self.at), width, row)
+        let at = self.at;
+        T::emit(
+            records.chunks_exact(size).map(move |r| from(r, at)),
+            width,
+            row,
+        )
     }
 
     /// The field's value from a row's columns at `*at`; moves `*at` past them.
