@@ -165,7 +165,7 @@ macro_rules! fixed_record {
             ) -> recfmt_core::Result<Self> {
                 let (($($field,)*), _) = Self::layout(width);
                 let mut at = first;
-                $( let $column = $column.from_row(row, &mut at, width)?; )*
+                $( let $column = $column.value_in_row(row, &mut at, width)?; )*
                 Ok($name { $($field),* })
             }
         }
@@ -190,13 +190,16 @@ macro_rules! fixed_record {
 }
 pub(crate) use fixed_record;
 
+/// [`FixedRecord::check`]: what is wrong with a record, as (offset in it, why).
+type CheckFn = fn(&[u8], VectorWidth) -> Option<(usize, String)>;
+
 /// What the generic reader needs of a fixed record kind, for one vector width.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FixedKind {
     /// Bytes per record.
     pub size: usize,
     /// [`FixedRecord::check`] of the kind's record, `None` when nothing can fail.
-    pub check: Option<fn(&[u8], VectorWidth) -> Option<(usize, String)>>,
+    pub check: Option<CheckFn>,
     /// [`FixedRecord::signals`] of the kind's record.
     pub signals: fn(VectorWidth) -> Vec<SignalDesc>,
     /// [`FixedRecord::emit`] of the kind's record.

@@ -307,7 +307,7 @@ impl<T: Field> FieldDecl<T> {
     }
 
     /// The field's value from a row's columns at `*at`; moves `*at` past them.
-    pub(crate) fn from_row(
+    pub(crate) fn value_in_row(
         &self,
         row: &RowValues<'_>,
         at: &mut usize,
