@@ -10,6 +10,9 @@ use recfmt::core::{ArrayValue, BatchSet, Integrity, ReadOptions, RecordingReader
 use recfmt::export::{Pattern, Pipeline, SelectedReader, TimeBound};
 use recfmt_tests::{fixture, samples};
 
+#[path = "support/carla_inputs.rs"]
+mod carla_inputs;
+
 /// Every input: generated fixtures of the formats that have them, and the upstream samples.
 fn inputs() -> Vec<PathBuf> {
     let mut all: Vec<PathBuf> = [
@@ -24,6 +27,7 @@ fn inputs() -> Vec<PathBuf> {
     .map(|f| fixture(f))
     .collect();
     all.extend(samples("carla", "log"));
+    all.extend(carla_inputs::inputs());
     all.extend(samples("fgtape", "fgtape"));
     all.extend(samples("nanover/server-py", "traj"));
     all.extend(samples("nanover/converted", "zip"));

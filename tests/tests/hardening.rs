@@ -111,7 +111,7 @@ fn carla_sample_cut_between_packets_of_a_frame_is_truncated() {
     reader.read_header().unwrap();
     let mut packet = recfmt::carla::Packet::default();
     let mut cut = None;
-    while reader.read_packet(&mut packet).unwrap() > 0 {
+    while reader.read_packet(&mut packet).unwrap() {
         if let recfmt::carla::Packet::FrameStart(f) = &packet
             && f.id == 20
         {

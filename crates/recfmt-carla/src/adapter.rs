@@ -1,22 +1,23 @@
 //! The adapter to recfmt's generic model: one stream per packet kind.
 
+mod decoded;
+
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 use recfmt_core::{
-    BatchSet, FormatInfo, FrameBuf, Integrity, Limits, Metadata, ReadOptions, RecordingReader,
-    Schema, Score, TimeReference, TimeSystem, Value, unix_to_rfc3339,
+    FormatInfo, Integrity, Limits, Metadata, ReadOptions, RecordingReader, RowWriter, Schema,
+    Score, TimeReference, TimeSystem, unix_to_rfc3339,
 };
 
 use crate::error::{Error, FORMAT_ID};
-use crate::fixed::FixedLayout;
 use crate::flavour::{Flavour, PacketKind, VectorWidth};
 use crate::format::FORMAT;
 use crate::header::Header;
 use crate::io::Reader;
-use crate::packet::{Packet, PhysicsControl};
-use crate::primitive::Vector3;
+use crate::packet::Packet;
+use crate::record::FixedKind;
 pub use crate::schema::{STREAM_NAMES, schema};
 
 /// Scores the first bytes of a file: 255 for the magic with version 1 or 2, 200 for the
@@ -68,19 +69,19 @@ fn stream_of_kind(kind: PacketKind) -> Option<usize> {
 
 /// For each packet kind (by its position in [`PacketKind::ALL`]) with fixed-size records:
 /// the record layout and the stream its rows go to.
-type FixedKinds = [Option<(FixedLayout, usize)>; PacketKind::ALL.len()];
+type FixedKinds = [Option<(FixedKind, usize)>; PacketKind::ALL.len()];
 
 fn fixed_kinds(width: VectorWidth) -> FixedKinds {
     PacketKind::ALL
-        .map(|kind| FixedLayout::of(kind, width).and_then(|l| Some((l, stream_of_kind(kind)?))))
+        .map(|kind| FixedKind::of_kind(kind, width).and_then(|l| Some((l, stream_of_kind(kind)?))))
 }
 
-/// A fixed-size packet the batch path read and checked but did not decode into a
-/// [`Packet`]: its body is the reader's last packet.
+/// A packet of fixed-size records, read and checked but not decoded into a [`Packet`]: its
+/// rows come straight from its body (the reader's last packet).
 #[derive(Debug, Clone, Copy)]
 struct FixedPacket {
-    /// Position of the kind in [`PacketKind::ALL`].
-    kind: usize,
+    /// The layout of its records.
+    layout: FixedKind,
     /// Records in the body.
     records: usize,
 }
@@ -108,27 +109,25 @@ pub struct CarlaRecording<R: Read> {
     strict: bool,
     packet: Packet,
     stream: Option<usize>,
-    rec: usize,
-    sub: usize,
+    /// The next row of the current packet.
+    at: decoded::Cursor,
     frame: u64,
     elapsed: f64,
     done: bool,
     total: Option<u64>,
     seen_raw: [bool; 256],
-    scratch: String,
+    scratch: decoded::Scratch,
     limits: Limits,
     seek: Option<SeekFn<R>>,
     scan_decoded: u64,
     /// The frame being read (id, offset of its FrameStart) until its FrameEnd arrives: a file
     /// that ends while one is open lost the rest of that frame.
     open_frame: Option<(u64, u64)>,
-    /// Record layouts of the fixed-size packet kinds, for the batch path.
+    /// Record layouts of the fixed-size packet kinds.
     fixed: Box<FixedKinds>,
-    /// The current packet when the batch path left it undecoded (`rec` counts its records
-    /// already turned into rows); decoded before the row path goes on with it.
+    /// The current packet when its records are of fixed size (`at.rec` counts those already
+    /// turned into rows); `packet` is not decoded then.
     fixed_packet: Option<FixedPacket>,
-    /// The row the batch path builds rows of other packets in.
-    row: FrameBuf,
 }
 
 /// Repositions a reader at the first frame at or after a time; set only for seekable sources.
@@ -247,21 +246,19 @@ impl<R: Read> CarlaRecording<R> {
             strict: options.strict,
             packet: Packet::FrameEnd,
             stream: None,
-            rec: 0,
-            sub: 0,
+            at: decoded::Cursor::default(),
             frame: 0,
             elapsed: 0.0,
             done: false,
             total: None,
             seen_raw: [false; 256],
-            scratch: String::new(),
+            scratch: decoded::Scratch::default(),
             limits: options.limits,
             seek: None,
             scan_decoded: 0,
             open_frame: None,
             fixed: Box::new(fixed_kinds(flavour.vector_width())),
             fixed_packet: None,
-            row: FrameBuf::default(),
         })
     }
 
@@ -281,22 +278,14 @@ impl<R: Read> CarlaRecording<R> {
         self.reader.bytes_decoded() + self.scan_decoded
     }
 
-    /// Reads the next packet; returns false at the end.
+    /// Reads the next packet; returns false at the end. A packet of fixed-size records whose
+    /// body passes the decoder's checks is left undecoded ([`Self::fixed_packet`]): its rows
+    /// come from its bytes. Any other packet is decoded (and a bad fixed-size body gives the
+    /// decoder's error).
     fn next_packet(&mut self) -> recfmt_core::Result<bool> {
         self.fixed_packet = None;
-        let read = self.reader.read_packet(&mut self.packet);
-        self.packet_read(read)
-    }
-
-    /// The batch form of [`Self::next_packet`]: a packet of a fixed-size kind whose body
-    /// passes the decoder's checks is left undecoded ([`Self::fixed_packet`]); any other
-    /// packet is decoded as the row path decodes it. Same streams, integrity notes and
-    /// errors.
-    fn next_packet_batch(&mut self) -> recfmt_core::Result<bool> {
-        self.fixed_packet = None;
         let read = match self.reader.read_packet_undecoded() {
-            Ok(0) => Ok(0),
-            Ok(n) => {
+            Ok(true) => {
                 let raw = self.reader.last_raw_packet();
                 let fixed = self
                     .reader
@@ -304,35 +293,33 @@ impl<R: Read> CarlaRecording<R> {
                     .and_then(|f| f.kind_of(raw.id))
                     .and_then(|kind| PacketKind::ALL.iter().position(|k| *k == kind))
                     .and_then(|kind| {
-                        let (layout, stream) = self.fixed[kind].as_ref()?;
-                        let records = layout.check(&raw.body)?;
-                        Some((FixedPacket { kind, records }, *stream))
+                        let (layout, stream) = self.fixed[kind]?;
+                        let records = layout.records(&raw.body)?;
+                        Some((FixedPacket { layout, records }, stream))
                     });
                 if let Some((packet, stream)) = fixed {
                     self.fixed_packet = Some(packet);
                     self.stream = Some(stream);
-                    self.rec = 0;
-                    self.sub = 0;
+                    self.at = decoded::Cursor::default();
                     return Ok(true);
                 }
-                self.reader.decode_last(&mut self.packet).map(|()| n)
+                self.reader.decode_last(&mut self.packet).map(|()| true)
             }
-            Err(e) => Err(e),
+            other => other,
         };
         self.packet_read(read)
     }
 
     /// Bookkeeping after a packet was read into `self.packet` (or reading it failed).
-    fn packet_read(&mut self, read: crate::error::Result<usize>) -> recfmt_core::Result<bool> {
+    fn packet_read(&mut self, read: crate::error::Result<bool>) -> recfmt_core::Result<bool> {
         match read {
-            Ok(0) => {
+            Ok(false) => {
                 self.end_of_file()?;
                 Ok(false)
             }
-            Ok(_) => {
+            Ok(true) => {
                 self.stream = stream_of(&self.packet);
-                self.rec = 0;
-                self.sub = 0;
+                self.at = decoded::Cursor::default();
                 match &self.packet {
                     Packet::FrameStart(f) => {
                         self.frame = f.id;
@@ -393,323 +380,6 @@ impl<R: Read> CarlaRecording<R> {
         ));
         Ok(())
     }
-
-    /// Fills `dst` with the next row of the current packet; false when it has no more.
-    fn next_row(&mut self, dst: &mut FrameBuf) -> bool {
-        let Some(stream) = self.stream else {
-            return false;
-        };
-        let n = self.schema.streams[stream].signals.len();
-        dst.reset(stream, n);
-        let mut f = Fill {
-            values: &mut dst.values,
-            i: 0,
-        };
-        f.f64(self.elapsed);
-        f.u64(self.frame);
-        let rec = self.rec;
-        let scratch = &mut self.scratch;
-        let produced = match &self.packet {
-            Packet::FrameStart(p) => {
-                rec == 0 && {
-                    f.f64(p.duration_this);
-                    true
-                }
-            }
-            Packet::PlatformTime(t) | Packet::VisualTime(t) => {
-                rec == 0 && {
-                    f.f64(*t);
-                    true
-                }
-            }
-            Packet::PhysicsControlOpaque(data) => {
-                rec == 0 && {
-                    f.bytes(data);
-                    true
-                }
-            }
-            Packet::EventAdd(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.u64(r.actor_type.into());
-                f.vector(&r.location);
-                f.vector(&r.rotation);
-                f.u64(r.description.uid.into());
-                f.str(&r.description.id.to_string_lossy());
-                scratch.clear();
-                for (k, a) in r.description.attributes.iter().enumerate() {
-                    if k > 0 {
-                        scratch.push_str("; ");
-                    }
-                    scratch.push_str(&a.id.to_string_lossy());
-                    scratch.push('=');
-                    scratch.push_str(&a.value.to_string_lossy());
-                }
-                f.str(scratch);
-                true
-            }),
-            Packet::EventDel(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                true
-            }),
-            Packet::EventParent(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.u64(r.database_id_parent.into());
-                true
-            }),
-            Packet::Collision(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.id.into());
-                f.u64(r.database_id1.into());
-                f.u64(r.database_id2.into());
-                f.bool(r.is_actor1_hero);
-                f.bool(r.is_actor2_hero);
-                true
-            }),
-            Packet::Position(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.vector(&r.location);
-                f.vector(&r.rotation);
-                true
-            }),
-            Packet::TrafficLight(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.u64(r.state.into());
-                f.bool(r.is_frozen);
-                f.f32(r.elapsed_time);
-                true
-            }),
-            Packet::VehicleAnim(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.f32(r.steering);
-                f.f32(r.throttle);
-                f.f32(r.brake);
-                f.bool(r.handbrake);
-                f.i64(r.gear.into());
-                true
-            }),
-            Packet::WalkerAnim(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.f32(r.speed);
-                true
-            }),
-            Packet::VehicleLight(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.u64(r.state.into());
-                true
-            }),
-            Packet::SceneLight(v) => v.get(rec).is_some_and(|r| {
-                f.i64(r.light_id.into());
-                f.f32(r.intensity);
-                for c in r.color {
-                    f.f32(c);
-                }
-                f.bool(r.on);
-                f.u64(r.light_type.into());
-                true
-            }),
-            Packet::Kinematics(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.vector(&r.linear_velocity);
-                f.vector(&r.angular_velocity);
-                true
-            }),
-            Packet::BoundingBox(v) | Packet::TriggerVolume(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.vector(&r.origin);
-                f.vector(&r.extent);
-                true
-            }),
-            Packet::PhysicsControl(v) => v.get(rec).is_some_and(|r| {
-                fill_physics(&mut f, r);
-                true
-            }),
-            Packet::TrafficLightTime(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.f32(r.green_time);
-                f.f32(r.yellow_time);
-                f.f32(r.red_time);
-                true
-            }),
-            Packet::BikerAnim(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.f32(r.forward_speed);
-                f.f32(r.engine_rotation);
-                true
-            }),
-            Packet::VehicleDoor(v) => v.get(rec).is_some_and(|r| {
-                f.u64(r.database_id.into());
-                f.u64(r.doors.into());
-                f.bool(r.is_open);
-                true
-            }),
-            Packet::Weather(v) => v.get(rec).is_some_and(|r| {
-                for x in r.to_array() {
-                    f.f32(x);
-                }
-                true
-            }),
-            Packet::WalkerBones(v) => {
-                // One row per bone: advance (rec, sub) past walkers without bones.
-                let mut rec = rec;
-                while v.get(rec).is_some_and(|w| self.sub >= w.bones.len()) {
-                    rec += 1;
-                    self.sub = 0;
-                }
-                self.rec = rec;
-                match v.get(rec) {
-                    Some(w) => {
-                        let b = &w.bones[self.sub];
-                        f.u64(w.database_id.into());
-                        f.str(&b.name.to_string_lossy());
-                        f.vector(&b.location);
-                        f.vector(&b.rotation);
-                        self.sub += 1;
-                        return true;
-                    }
-                    None => false,
-                }
-            }
-            Packet::VehicleWheels(v) => {
-                let mut rec = rec;
-                while v.get(rec).is_some_and(|w| self.sub >= w.wheels.len()) {
-                    rec += 1;
-                    self.sub = 0;
-                }
-                self.rec = rec;
-                match v.get(rec) {
-                    Some(w) => {
-                        let wheel = &w.wheels[self.sub];
-                        f.u64(w.database_id.into());
-                        f.u64(wheel.location.into());
-                        f.f32(wheel.steering_angle);
-                        f.f32(wheel.tire_rotation);
-                        self.sub += 1;
-                        return true;
-                    }
-                    None => false,
-                }
-            }
-            Packet::FrameEnd
-            | Packet::FrameCounter(_)
-            | Packet::User { .. }
-            | Packet::Unknown { .. } => false,
-        };
-        if produced {
-            self.rec += 1;
-        }
-        produced
-    }
-}
-
-impl<R: Read> CarlaRecording<R> {
-    /// The batch path of [`RecordingReader::read_frame`]: appends rows to `dst` until a
-    /// wanted stream holds its capacity (true) or the recording ends (false). Records of
-    /// fixed-size packets go straight from the body into the columns; other packets are
-    /// decoded and their rows pushed one by one (in `row`). Packets of unwanted streams are
-    /// still checked (or decoded) so that the integrity report is the row path's, but give
-    /// no rows.
-    fn next_batches(
-        &mut self,
-        dst: &mut BatchSet,
-        row: &mut FrameBuf,
-    ) -> recfmt_core::Result<bool> {
-        let capacity = dst.capacity();
-        loop {
-            if self.done {
-                return Ok(false);
-            }
-            if let Some(stream) = self.stream.filter(|&s| dst.wants(s)) {
-                if let Some(FixedPacket { kind, records }) = self.fixed_packet {
-                    let batch = dst.stream_mut(stream);
-                    let rows = (records.saturating_sub(self.rec)).min(batch.room(capacity));
-                    if rows > 0 {
-                        let Some((layout, _)) = self.fixed[kind].as_ref() else {
-                            return Err(batch_error("a fixed packet kind without a layout"));
-                        };
-                        if !layout.columns_match(batch.columns()) {
-                            return Err(batch_error(&format!(
-                                "the {} batch does not have the columns of its packet records",
-                                STREAM_NAMES[stream]
-                            )));
-                        }
-                        let body = &self.reader.last_raw_packet().body;
-                        layout.append(
-                            body,
-                            self.rec,
-                            rows,
-                            self.elapsed,
-                            self.frame,
-                            batch.columns_mut(),
-                        );
-                        batch.commit_rows(rows);
-                        self.rec += rows;
-                    }
-                    if batch.is_full(capacity) {
-                        return Ok(true);
-                    }
-                } else {
-                    while self.next_row(row) {
-                        dst.push_frame(row, &self.schema)?;
-                        if dst.stream(stream).is_full(capacity) {
-                            return Ok(true);
-                        }
-                    }
-                }
-            }
-            if !self.next_packet_batch()? {
-                self.done = true;
-                return Ok(false);
-            }
-        }
-    }
-}
-
-/// An error about batch columns that do not match the schema the adapter made.
-fn batch_error(message: &str) -> recfmt_core::Error {
-    recfmt_core::Error::invalid(message.to_owned())
-}
-
-fn fill_physics(f: &mut Fill<'_>, r: &PhysicsControl) {
-    f.u64(r.database_id.into());
-    for x in [
-        r.max_rpm,
-        r.moi,
-        r.damping_rate_full_throttle,
-        r.damping_rate_zero_throttle_clutch_engaged,
-        r.damping_rate_zero_throttle_clutch_disengaged,
-    ] {
-        f.f32(x);
-    }
-    f.bool(r.use_gear_autobox);
-    for x in [r.clutch_strength, r.final_ratio, r.mass, r.drag_coefficient] {
-        f.f32(x);
-    }
-    for x in r.center_of_mass {
-        f.f32(x);
-    }
-    f.f32_list(r.torque_curve.iter().flatten().copied());
-    f.f32_list(
-        r.forward_gears
-            .iter()
-            .flat_map(|g| [g.ratio, g.down_ratio, g.up_ratio]),
-    );
-    f.f32_list(r.steering_curve.iter().flatten().copied());
-    let w = &r.wheels;
-    f.f32_list(w.iter().map(|w| w.tire_friction));
-    f.f32_list(w.iter().map(|w| w.damping_rate));
-    f.f32_list(w.iter().map(|w| w.max_steer_angle));
-    f.f32_list(w.iter().map(|w| w.radius));
-    f.f32_list(w.iter().map(|w| w.max_brake_torque));
-    f.f32_list(w.iter().map(|w| w.max_handbrake_torque));
-    for k in 0..3 {
-        if w.iter().all(|w| w.stiffness.is_some()) {
-            f.f32_list(w.iter().filter_map(|w| w.stiffness.map(|s| s[k])));
-        } else {
-            f.null();
-        }
-    }
-    for k in 0..3 {
-        f.f32_list(w.iter().map(|w| w.position[k]));
-    }
 }
 
 impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
@@ -725,33 +395,54 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
         &self.schema
     }
 
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
-        if self.fixed_packet.take().is_some() {
-            // A packet the batch path left undecoded (it passed the decoder's checks).
-            self.reader.decode_last(&mut self.packet)?;
-        }
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> recfmt_core::Result<bool> {
         loop {
             if self.done {
                 return Ok(false);
             }
-            if self.next_row(dst) {
-                return Ok(true);
+            if let Some(stream) = self.stream {
+                if let Some(fixed) = self.fixed_packet {
+                    // As many of the packet's records as the row (or batch) takes, column by
+                    // column straight from the body.
+                    let left = fixed.records.saturating_sub(self.at.rec);
+                    if left > 0 {
+                        let rows = row.begin_rows(stream, left)?;
+                        if rows == 0 {
+                            // Not wanted: neither is the rest of the packet.
+                            self.at.rec = fixed.records;
+                            continue;
+                        }
+                        let layout = fixed.layout;
+                        let start = 2 + self.at.rec * layout.size;
+                        let body = &self.reader.last_raw_packet().body;
+                        let records = body
+                            .get(start..start + rows * layout.size)
+                            .unwrap_or_default();
+                        row.push_column(std::iter::repeat_n(self.elapsed, rows))?;
+                        row.push_column(std::iter::repeat_n(self.frame, rows))?;
+                        (layout.emit)(records, layout.width, row)?;
+                        row.finish()?;
+                        self.at.rec += rows;
+                        return Ok(true);
+                    }
+                } else {
+                    let place = (stream, self.elapsed, self.frame);
+                    if decoded::emit_next(
+                        &self.packet,
+                        &mut self.at,
+                        place,
+                        &mut self.scratch,
+                        row,
+                    )? {
+                        return Ok(true);
+                    }
+                }
             }
             if !self.next_packet()? {
                 self.done = true;
                 return Ok(false);
             }
         }
-    }
-
-    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
-        if dst.is_full() {
-            return Ok(true);
-        }
-        let mut row = std::mem::take(&mut self.row);
-        let result = self.next_batches(dst, &mut row);
-        self.row = row;
-        result
     }
 
     fn integrity(&self) -> &Integrity {
@@ -780,67 +471,9 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
         self.stream = None;
         self.fixed_packet = None;
         self.open_frame = None;
-        self.rec = 0;
-        self.sub = 0;
+        self.at = decoded::Cursor::default();
         self.done = !outcome.found;
         Ok(true)
-    }
-}
-
-/// Writes values into a row, one after the other.
-struct Fill<'a> {
-    values: &'a mut [Value],
-    i: usize,
-}
-
-impl Fill<'_> {
-    fn put(&mut self, v: Value) {
-        if let Some(slot) = self.values.get_mut(self.i) {
-            *slot = v;
-        }
-        self.i += 1;
-    }
-    fn f32(&mut self, x: f32) {
-        self.put(Value::Float(f64::from(x)));
-    }
-    fn f64(&mut self, x: f64) {
-        self.put(Value::Float(x));
-    }
-    fn u64(&mut self, x: u64) {
-        self.put(Value::UInt(x));
-    }
-    fn i64(&mut self, x: i64) {
-        self.put(Value::Int(x));
-    }
-    fn bool(&mut self, x: bool) {
-        self.put(Value::Bool(x));
-    }
-    fn null(&mut self) {
-        self.put(Value::Null);
-    }
-    fn str(&mut self, s: &str) {
-        if let Some(slot) = self.values.get_mut(self.i) {
-            slot.set_str(s);
-        }
-        self.i += 1;
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        if let Some(slot) = self.values.get_mut(self.i) {
-            slot.set_bytes(b);
-        }
-        self.i += 1;
-    }
-    fn vector(&mut self, v: &Vector3) {
-        for x in v.to_f64() {
-            self.f64(x);
-        }
-    }
-    fn f32_list(&mut self, it: impl Iterator<Item = f32>) {
-        if let Some(slot) = self.values.get_mut(self.i) {
-            let dst = slot.f32_array();
-            dst.extend(it);
-        }
-        self.i += 1;
     }
 }
 

@@ -122,8 +122,8 @@ fn copy_packets(source: &Path, target: &Path, replace: Replace) -> Result<Integr
     let mut open_frame = None;
     loop {
         match reader.read_packet(&mut packet) {
-            Ok(0) => break,
-            Ok(_) => {}
+            Ok(false) => break,
+            Ok(true) => {}
             Err(Error::Truncated {
                 what,
                 offset,

@@ -70,8 +70,8 @@ pub fn index_frames<R: Read>(reader: R, limits: &Limits) -> Result<FrameIndex> {
     let mut end = r.position();
     let error = loop {
         let n = match r.read_raw_packet_if(&mut raw, |id, _| id == 0) {
-            Ok(0) => break None,
-            Ok(n) => n as u64,
+            Ok(false) => break None,
+            Ok(true) => r.last_packet_len(),
             Err(e) => break Some(e),
         };
         packets += 1;

@@ -3,7 +3,7 @@
 mod reader;
 mod writer;
 
-pub use reader::{RawPacket, Reader};
+pub use reader::{Packets, RawPacket, Reader};
 pub use writer::Writer;
 
 /// Read buffer for whole-file reads. Packets are a few dozen bytes, so the 8 KiB default

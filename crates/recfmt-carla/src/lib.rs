@@ -55,7 +55,7 @@
 //! assert_eq!(header.map, "Town01");
 //! let mut packet = Packet::default();
 //! let mut kinds = Vec::new();
-//! while reader.read_packet(&mut packet)? != 0 {
+//! while reader.read_packet(&mut packet)? {
 //!     kinds.push(packet.name());
 //!     if let Packet::Position(records) = &packet {
 //!         assert_eq!(records[0].location.z(), 0.5);
@@ -72,7 +72,6 @@ pub mod adapter;
 pub mod codec;
 mod detect;
 mod error;
-mod fixed;
 mod flavour;
 mod format;
 mod header;
@@ -81,6 +80,7 @@ mod io;
 mod packet;
 mod primitive;
 pub mod query;
+mod record;
 pub mod schema;
 pub mod tracks;
 pub mod writer;
@@ -92,7 +92,7 @@ pub use flavour::{Flavour, PacketKind, ParseFlavourError, VectorWidth, WheelPhys
 pub use format::FORMAT;
 pub use header::{Header, MAGIC};
 pub use index::{FrameEntry, FrameIndex, FrameSeek, index_frames, seek_frame};
-pub use io::{RawPacket, Reader, Writer};
+pub use io::{Packets, RawPacket, Reader, Writer};
 pub use packet::{
     ActorAttribute, ActorDescription, ActorType, AttributeType, BikerAnim, Bone, BoundingBox,
     Collision, EventAdd, EventDel, EventParent, FIRST_USER_ID, FrameStart, Gear, Kinematics,

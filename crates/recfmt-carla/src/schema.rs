@@ -3,8 +3,9 @@
 
 use recfmt_core::{DType, Schema, Shape, SignalDesc, StreamDesc, TimeBase};
 
+use crate::flavour::PacketKind;
 use crate::flavour::{Flavour, VectorWidth, WheelPhysicsLayout};
-use crate::packet::Weather;
+use crate::record::FixedKind;
 
 /// Stream names, in schema order.
 pub const STREAM_NAMES: [&str; 23] = [
@@ -35,7 +36,8 @@ pub const STREAM_NAMES: [&str; 23] = [
 
 /// The schema for a flavour: every stream, whether or not the file holds its packets.
 pub fn schema(flavour: Flavour) -> Schema {
-    let vdt = match flavour.vector_width() {
+    let width = flavour.vector_width();
+    let vdt = match width {
         VectorWidth::F32 => DType::F32,
         VectorWidth::F64 => DType::F64,
     };
@@ -55,124 +57,57 @@ pub fn schema(flavour: Flavour) -> Schema {
             };
             let id = || sig("id", DType::U32);
             let mut keyed = true;
-            let extra: Vec<SignalDesc> = match name {
-                "frame" => {
-                    keyed = false;
-                    vec![unit("duration", DType::F64, "s")]
-                }
-                "event_add" => {
-                    let mut v = vec![id(), sig("actor_type", DType::U8)];
-                    v.extend(vector("", ["x", "y", "z"], "cm"));
-                    v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
-                    v.push(sig("uid", DType::U32));
-                    v.push(sig("blueprint", DType::Str));
-                    let mut attrs = sig("attributes", DType::Str);
-                    attrs
-                        .metadata
-                        .insert("format".into(), "id=value pairs joined by \"; \"".into());
-                    v.push(attrs);
-                    v
-                }
-                "event_del" => vec![id()],
-                "event_parent" => vec![id(), sig("parent", DType::U32)],
-                "collision" => {
-                    keyed = false;
-                    vec![
-                        sig("collision_id", DType::U32),
-                        sig("actor1", DType::U32),
-                        sig("actor2", DType::U32),
-                        sig("actor1_hero", DType::Bool),
-                        sig("actor2_hero", DType::Bool),
-                    ]
-                }
-                "position" => {
-                    let mut v = vec![id()];
-                    v.extend(vector("", ["x", "y", "z"], "cm"));
-                    v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
-                    v
-                }
-                "traffic_light" => vec![
-                    id(),
-                    sig("state", DType::U8),
-                    sig("frozen", DType::Bool),
-                    unit("elapsed_time", DType::F32, "s"),
-                ],
-                "vehicle_anim" => vec![
-                    id(),
-                    sig("steering", DType::F32),
-                    sig("throttle", DType::F32),
-                    sig("brake", DType::F32),
-                    sig("handbrake", DType::Bool),
-                    sig("gear", DType::I32),
-                ],
-                "walker_anim" => vec![id(), unit("speed", DType::F32, "cm/s")],
-                "vehicle_light" => vec![id(), sig("state", DType::U32)],
-                "scene_light" => vec![
-                    sig("id", DType::I32),
-                    sig("intensity", DType::F32),
-                    sig("r", DType::F32),
-                    sig("g", DType::F32),
-                    sig("b", DType::F32),
-                    sig("a", DType::F32),
-                    sig("on", DType::Bool),
-                    sig("light_type", DType::U8),
-                ],
-                "kinematics" => {
-                    let mut v = vec![id()];
-                    v.extend(vector("linear_velocity_", ["x", "y", "z"], "m/s"));
-                    v.extend(vector("angular_velocity_", ["x", "y", "z"], "deg/s"));
-                    v
-                }
-                "bounding_box" | "trigger_volume" => {
-                    let mut v = vec![id()];
-                    v.extend(vector("origin_", ["x", "y", "z"], "cm"));
-                    v.extend(vector("extent_", ["x", "y", "z"], "cm"));
-                    v
-                }
-                "platform_time" | "visual_time" => {
-                    keyed = false;
-                    vec![unit("time", DType::F64, "s")]
-                }
-                "physics_control" => {
-                    if flavour.wheel_physics() == WheelPhysicsLayout::Opaque {
+            let fixed = stream_kind(name).and_then(|kind| FixedKind::of_kind(kind, width));
+            let extra: Vec<SignalDesc> = if let Some(fixed) = fixed {
+                // Actor records are keyed by their id; collisions and weather are not.
+                let signals = (fixed.signals)(width);
+                keyed = signals.first().is_some_and(|s| s.name == "id");
+                signals
+            } else {
+                match name {
+                    "frame" => {
                         keyed = false;
-                        vec![sig("data", DType::Bytes)]
-                    } else {
-                        physics_signals()
+                        vec![unit("duration", DType::F64, "s")]
                     }
+                    "event_add" => {
+                        let mut v = vec![id(), sig("actor_type", DType::U8)];
+                        v.extend(vector("", ["x", "y", "z"], "cm"));
+                        v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
+                        v.push(sig("uid", DType::U32));
+                        v.push(sig("blueprint", DType::Str));
+                        let mut attrs = sig("attributes", DType::Str);
+                        attrs
+                            .metadata
+                            .insert("format".into(), "id=value pairs joined by \"; \"".into());
+                        v.push(attrs);
+                        v
+                    }
+                    "platform_time" | "visual_time" => {
+                        keyed = false;
+                        vec![unit("time", DType::F64, "s")]
+                    }
+                    "physics_control" => {
+                        if flavour.wheel_physics() == WheelPhysicsLayout::Opaque {
+                            keyed = false;
+                            vec![sig("data", DType::Bytes)]
+                        } else {
+                            physics_signals()
+                        }
+                    }
+                    "walker_bones" => {
+                        let mut v = vec![id(), sig("bone", DType::Str)];
+                        v.extend(vector("", ["x", "y", "z"], "cm"));
+                        v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
+                        v
+                    }
+                    "vehicle_wheels" => vec![
+                        id(),
+                        sig("wheel", DType::U8),
+                        unit("steering_angle", DType::F32, "deg"),
+                        unit("tire_rotation", DType::F32, "deg"),
+                    ],
+                    _ => Vec::new(),
                 }
-                "traffic_light_time" => vec![
-                    id(),
-                    unit("green_time", DType::F32, "s"),
-                    unit("yellow_time", DType::F32, "s"),
-                    unit("red_time", DType::F32, "s"),
-                ],
-                "walker_bones" => {
-                    let mut v = vec![id(), sig("bone", DType::Str)];
-                    v.extend(vector("", ["x", "y", "z"], "cm"));
-                    v.extend(vector("", ["roll", "pitch", "yaw"], "deg"));
-                    v
-                }
-                "vehicle_wheels" => vec![
-                    id(),
-                    sig("wheel", DType::U8),
-                    unit("steering_angle", DType::F32, "deg"),
-                    unit("tire_rotation", DType::F32, "deg"),
-                ],
-                "biker_anim" => vec![
-                    id(),
-                    sig("forward_speed", DType::F32),
-                    sig("engine_rotation", DType::F32),
-                ],
-                "vehicle_door" => vec![id(), sig("door", DType::U8), sig("open", DType::Bool)],
-                "weather" => {
-                    keyed = false;
-                    Weather::FIELD_NAMES
-                        .iter()
-                        .map(|n| sig(n, DType::F32))
-                        .collect()
-                }
-                _ => Vec::new(),
             };
             s.signals.extend(extra);
             if keyed {
@@ -182,6 +117,14 @@ pub fn schema(flavour: Flavour) -> Schema {
         })
         .collect();
     Schema { streams }
+}
+
+/// The packet kind whose rows a stream holds (`frame` holds FrameStart packets).
+pub(crate) fn stream_kind(name: &str) -> Option<PacketKind> {
+    if name == "frame" {
+        return Some(PacketKind::FrameStart);
+    }
+    PacketKind::ALL.iter().copied().find(|k| k.name() == name)
 }
 
 fn physics_signals() -> Vec<SignalDesc> {

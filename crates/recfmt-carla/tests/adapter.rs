@@ -158,7 +158,7 @@ fn corrupt_packet_is_skipped_in_lenient_mode() {
     r.read_header().unwrap();
     let mut raw = recfmt_carla::RawPacket::default();
     let mut target = None;
-    while r.read_raw_packet(&mut raw).unwrap() != 0 {
+    while r.read_raw_packet(&mut raw).unwrap() {
         if raw.id == 5 && raw.offset > index.frames[1].offset {
             target = Some(raw.offset as usize);
             break;

@@ -40,7 +40,7 @@ fn read_all(
     let h = r.read_header().unwrap();
     let mut out = Vec::new();
     let mut p = Packet::default();
-    while r.read_packet(&mut p).unwrap() != 0 {
+    while r.read_packet(&mut p).unwrap() {
         out.push((r.last_packet_offset(), p.clone()));
     }
     (h, out, r.flavour())

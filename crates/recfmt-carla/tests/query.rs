@@ -276,7 +276,7 @@ fn sample_text_agrees_with_the_packets() {
         let mut first_position = None;
         let mut last = FrameStart::default();
         let mut frame_has_events = false;
-        while reader.read_packet(&mut p).expect("packet") != 0 {
+        while reader.read_packet(&mut p).expect("packet") {
             let is_event = matches!(
                 p,
                 Packet::EventAdd(_)

@@ -15,10 +15,10 @@ fn all_packets(bytes: &[u8]) -> (usize, Vec<(u64, usize, Packet)>) {
     let mut out = Vec::new();
     let mut p = Packet::default();
     loop {
-        let n = r.read_packet(&mut p).unwrap();
-        if n == 0 {
+        if !r.read_packet(&mut p).unwrap() {
             break;
         }
+        let n = usize::try_from(r.last_packet_len()).unwrap();
         out.push((r.last_packet_offset(), n, p.clone()));
     }
     (header.encoded_len(), out)
@@ -37,14 +37,14 @@ fn read_lenient(bytes: &[u8], limits: Limits) -> (Vec<(u64, Packet)>, Vec<Error>
     let mut p = Packet::default();
     for _ in 0..1_000_000 {
         match r.read_packet(&mut p) {
-            Ok(0) => break,
-            Ok(_) => packets.push((r.last_packet_offset(), p.clone())),
+            Ok(false) => break,
+            Ok(true) => packets.push((r.last_packet_offset(), p.clone())),
             Err(e) => {
                 let fatal = !e.is_recoverable();
                 errors.push(e);
                 if fatal {
                     // A fatal error ends the stream: the next call reports the end.
-                    assert_eq!(r.read_packet(&mut p).unwrap_or(0), 0);
+                    assert!(!r.read_packet(&mut p).unwrap_or(false));
                     break;
                 }
             }

@@ -29,18 +29,22 @@ fn samples_round_trip_byte_identical() {
         assert_eq!(header.version, 1);
         assert_eq!(header.map, "Town01");
         let mut packet = Packet::default();
-        let mut n = reader.read_packet(&mut packet).unwrap();
+        let mut more = reader.read_packet(&mut packet).unwrap();
         let flavour = reader.flavour().unwrap();
         let mut writer = Writer::new(Vec::with_capacity(original.len()), flavour);
         writer.write_header(&header).unwrap();
         let mut counts: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
         let mut packets = 0;
         let mut frames = Vec::new();
-        while n != 0 {
+        while more {
             let offset = reader.last_packet_offset();
             assert_eq!(writer.position(), offset, "{name}: offsets diverge");
             let written = writer.write_packet(&packet).unwrap();
-            assert_eq!(written, n, "{name}: packet at {offset} changed size");
+            assert_eq!(
+                written as u64,
+                reader.last_packet_len(),
+                "{name}: packet at {offset} changed size"
+            );
             let e = counts.entry(packet.name()).or_default();
             e.0 += 1;
             e.1 += packet.record_count();
@@ -52,7 +56,7 @@ fn samples_round_trip_byte_identical() {
                 !matches!(packet, Packet::Unknown { .. } | Packet::User { .. }),
                 "{name}: unexpected raw packet at {offset}"
             );
-            n = reader.read_packet(&mut packet).unwrap();
+            more = reader.read_packet(&mut packet).unwrap();
         }
         let out = writer.into_inner().unwrap();
         assert_eq!(out.len(), original.len(), "{name}: length differs");
@@ -136,7 +140,7 @@ fn position_counts_per_frame() {
         let mut packet = Packet::default();
         let mut histogram: BTreeMap<usize, usize> = BTreeMap::new();
         let mut first_event_add = None;
-        while reader.read_packet(&mut packet).unwrap() != 0 {
+        while reader.read_packet(&mut packet).unwrap() {
             match &packet {
                 Packet::Position(v) => *histogram.entry(v.len()).or_default() += 1,
                 Packet::EventAdd(v) if first_event_add.is_none() => first_event_add = Some(v.len()),
@@ -167,17 +171,10 @@ fn forced_wrong_wheel_layout_fails_with_a_named_size_error() {
         let mut reader =
             Reader::new(BufReader::new(File::open(&path).unwrap())).with_flavour(Some(wrong));
         reader.read_header().unwrap();
-        let mut packet = Packet::default();
         let mut errors = Vec::new();
-        loop {
-            match reader.read_packet(&mut packet) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    assert!(e.is_recoverable(), "{e}");
-                    errors.push(e.to_string());
-                }
-            }
+        for e in reader.packets().filter_map(Result::err) {
+            assert!(e.is_recoverable(), "{e}");
+            errors.push(e.to_string());
         }
         assert_eq!(errors.len(), 1, "{name}: {errors:?}");
         assert!(

@@ -71,7 +71,7 @@ fn tracks_round_trip_through_the_adapter_in_every_flavour() {
         assert_eq!(header.version, flavour.header_version());
         let mut p = Packet::default();
         let mut kinds = Vec::new();
-        while reader.read_packet(&mut p).expect("packet") != 0 {
+        while reader.read_packet(&mut p).expect("packet") {
             kinds.push(p.kind().expect("known kind"));
         }
         let order: Vec<PacketKind> = flavour

@@ -145,7 +145,7 @@ fn sample_cut_at_every_packet_boundary_of_a_frame() {
     let mut packet = Packet::default();
     let mut boundaries = Vec::new();
     let mut frame = 0;
-    while reader.read_packet(&mut packet).unwrap() > 0 {
+    while reader.read_packet(&mut packet).unwrap() {
         if let Packet::FrameStart(f) = &packet {
             frame = f.id;
         }

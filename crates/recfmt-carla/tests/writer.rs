@@ -16,7 +16,7 @@ fn packets(bytes: &[u8]) -> (recfmt_carla::Header, Vec<Packet>) {
     let h = r.read_header().expect("header");
     let mut p = Packet::default();
     let mut out = Vec::new();
-    while r.read_packet(&mut p).expect("packet") != 0 {
+    while r.read_packet(&mut p).expect("packet") {
         out.push(p.clone());
     }
     (h, out)

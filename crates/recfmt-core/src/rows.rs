@@ -89,6 +89,9 @@ pub struct RowWriter<'a> {
     stream: usize,
     /// The signal the next push is for.
     signal: usize,
+    /// Rows the values being pushed are for: 1, or a run's length
+    /// ([`RowWriter::begin_rows`]).
+    run: usize,
     /// Rows finished by this writer.
     rows: usize,
     /// Set by the default `read_frame`, which asks `read_row`: a reader that implements
@@ -129,6 +132,7 @@ impl<'a> RowWriter<'a> {
             state: State::Idle,
             stream: 0,
             signal: 0,
+            run: 1,
             rows: 0,
             from_default_frame: false,
             filled: false,
@@ -158,6 +162,7 @@ impl<'a> RowWriter<'a> {
         }
         self.stream = stream;
         self.signal = 0;
+        self.run = 1;
         match &mut self.target {
             Target::Frame(frame) => {
                 frame.stream = stream;
@@ -182,11 +187,72 @@ impl<'a> RowWriter<'a> {
         }
     }
 
+    /// Starts a run of up to `rows` rows of stream `stream` that a reader of fixed-size
+    /// records writes column by column: [`RowWriter::push_column`] (or
+    /// [`RowWriter::skip`]) once per signal, then [`RowWriter::finish`]. Returns how many rows
+    /// the run holds: 0 when the stream is not wanted (push nothing and do not call
+    /// `finish`), 1 on the row path (one row per call), on the batch path as many as the
+    /// stream's batch takes before it is full. The values are the same as row by row.
+    pub fn begin_rows(&mut self, stream: usize, rows: usize) -> Result<usize> {
+        if rows == 0 {
+            return Ok(0);
+        }
+        if !self.begin(stream)? {
+            return Ok(0);
+        }
+        self.run = match &self.target {
+            Target::Frame(_) => 1,
+            Target::Batches(set) => {
+                let capacity = set.capacity();
+                set.stream(stream).room(capacity).clamp(1, rows)
+            }
+        };
+        Ok(self.run)
+    }
+
+    /// Appends the next signal's values for the rows of a run ([`RowWriter::begin_rows`]):
+    /// exactly as many as the run holds, converted as [`RowWriter::push`] converts.
+    #[inline]
+    pub fn push_column<T: RowElement>(
+        &mut self,
+        values: impl IntoIterator<Item = T>,
+    ) -> Result<()> {
+        let signal = self.next_signal()?;
+        let (stream, run) = (self.stream, self.run);
+        let mut values = values.into_iter().take(run);
+        let taken = match &mut self.target {
+            Target::Frame(frame) => match values.next() {
+                Some(value) => {
+                    put_frame_value(frame, signal, value.into_value());
+                    1
+                }
+                None => 0,
+            },
+            Target::Batches(set) => {
+                let batch = set.stream_mut(stream);
+                let rows = batch.rows();
+                let column = column_at(batch.columns_mut(), signal, stream)?;
+                column
+                    .extend_native(values, rows)
+                    .map_err(|message| value_error(stream, signal, message))?
+            }
+        };
+        if taken != run {
+            return Err(value_error(
+                stream,
+                signal,
+                format!("the run has {run} rows but {taken} values were pushed"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Appends the next signal's value: any number type or `bool`. Stored as is when it is
     /// the column's type; otherwise converted exactly as the row path converts (an integer
     /// must fit, a float is refused by an integer column), or refused with an error.
     #[inline]
     pub fn push<T: RowElement>(&mut self, value: T) -> Result<()> {
+        self.check_single_row()?;
         let signal = self.next_signal()?;
         match &mut self.target {
             Target::Frame(frame) => {
@@ -278,6 +344,7 @@ impl<'a> RowWriter<'a> {
         frame: impl FnOnce(&mut Value),
         column: impl FnOnce(&mut ColumnBuf, usize) -> std::result::Result<(), String>,
     ) -> Result<()> {
+        self.check_single_row()?;
         let signal = self.next_signal()?;
         let stream = self.stream;
         match &mut self.target {
@@ -312,14 +379,14 @@ impl<'a> RowWriter<'a> {
                     );
                     return Err(value_error(self.stream, self.signal.min(signals), message));
                 }
-                batch.commit_pushed_row();
+                batch.commit_pushed_rows(self.run);
                 if batch.is_full(capacity) {
                     self.filled = true;
                 }
             }
         }
         self.state = State::Idle;
-        self.rows += 1;
+        self.rows += self.run;
         Ok(())
     }
 
@@ -338,6 +405,20 @@ impl<'a> RowWriter<'a> {
             set.stream_mut(self.stream).drop_unfinished_row();
         }
         self.state = State::Idle;
+    }
+
+    /// One value is pushed for one row: not inside a run of several
+    /// ([`RowWriter::begin_rows`]), where a column's values come with
+    /// [`RowWriter::push_column`].
+    #[inline]
+    fn check_single_row(&self) -> Result<()> {
+        if self.run != 1 {
+            return Err(Error::invalid(format!(
+                "one value was pushed for a run of {} rows (push_column pushes a run's values)",
+                self.run
+            )));
+        }
+        Ok(())
     }
 
     /// Index of the signal the next push is for; moves past it.

@@ -488,3 +488,82 @@ fn a_reader_may_skip_the_values_a_projection_left_out_but_not_the_wanted_ones() 
     assert!(row.wants_next());
     assert!(row.skip().is_err());
 }
+
+/// Rows written in runs (`begin_rows` and `push_column`), as a reader of fixed-size records
+/// does: 1,000 pings in runs of up to 37, one column converted (`u32` into a `u64` column).
+struct RunReader(Header, Schema, Integrity, u32);
+
+impl RecordingReader for RunReader {
+    fn format(&self) -> &'static FormatInfo {
+        &INFO
+    }
+    fn header(&self) -> &Header {
+        &self.0
+    }
+    fn schema(&self) -> &Schema {
+        &self.1
+    }
+    fn integrity(&self) -> &Integrity {
+        &self.2
+    }
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+        let next = self.3;
+        if next == 1000 {
+            return Ok(false);
+        }
+        let run = (1000 - next).min(37) as usize;
+        let rows = row.begin_rows(0, run)?;
+        if rows == 0 {
+            self.3 += run as u32; // not wanted
+            return Ok(true);
+        }
+        let ids = next..next + rows as u32;
+        row.push_column(ids.clone().map(|i| f64::from(i) * 0.5))?;
+        row.push_column(ids.clone())?;
+        if row.wants_next() {
+            row.push_column(ids.map(|i| i as f32))?;
+        } else {
+            row.skip()?;
+        }
+        row.finish()?;
+        self.3 += rows as u32;
+        Ok(true)
+    }
+}
+
+#[test]
+fn rows_in_runs_read_as_rows_one_by_one() {
+    let schema = one_stream(vec![
+        SignalDesc::scalar("beacon", DType::U64),
+        SignalDesc::scalar("rssi", DType::F32),
+    ]);
+    let reader = || RunReader(Header::default(), schema.clone(), Integrity::default(), 0);
+    let mut frames = Vec::new();
+    let mut r = reader();
+    let mut frame = FrameBuf::default();
+    while r.read_frame(&mut frame).unwrap() {
+        frames.push(frame.values.clone());
+    }
+    assert_eq!(frames.len(), 1000);
+    assert_eq!(
+        frames[999],
+        vec![Value::Float(499.5), Value::UInt(999), Value::Float(999.0)]
+    );
+    for capacity in [1, 100, 4096] {
+        let mut r = reader();
+        let mut set = BatchSet::new(&schema, capacity);
+        let mut rows = Vec::new();
+        loop {
+            let more = r.read_batches(&mut set).unwrap();
+            for batch in set.take_ready(more) {
+                batch.check_consistent().unwrap();
+                assert!(batch.rows() <= capacity);
+                rows.extend((0..batch.rows()).map(|i| batch.row_values(i)));
+            }
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(rows, frames, "capacity {capacity}");
+    }
+}

@@ -142,7 +142,7 @@ fn carla_head(bytes: &[u8], frames: usize) -> Result<Vec<u8>> {
     reader.read_header()?;
     let mut raw = RawPacket::default();
     let mut seen = 0;
-    while reader.read_raw_packet(&mut raw)? > 0 {
+    while reader.read_raw_packet(&mut raw)? {
         if raw.id == frame_end {
             seen += 1;
             if seen == frames {

@@ -287,8 +287,8 @@ pub fn carla_packets(data: &[u8]) {
         // Every packet, good or bad, consumes at least its 5-byte header.
         for _ in 0..=bytes.len() / 5 + 1 {
             match reader.read_packet(&mut packet) {
-                Ok(0) => return Some((header, packets, reader.flavour())),
-                Ok(_) => packets.push(packet.clone()),
+                Ok(false) => return Some((header, packets, reader.flavour())),
+                Ok(true) => packets.push(packet.clone()),
                 Err(recfmt_carla::Error::Truncated { .. }) => {
                     return Some((header, packets, reader.flavour()));
                 }

@@ -107,10 +107,6 @@ impl<'a> Cursor<'a> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 
-    pub fn i32(&mut self) -> Result<i32> {
-        Ok(i32::from_le_bytes(self.array()?))
-    }
-
     pub fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }

@@ -32,7 +32,8 @@ pub struct RawPacket {
 
 /// Reads a recorder file packet by packet from any [`Read`], without reading it whole.
 ///
-/// Call [`Reader::read_header`] first, then [`Reader::read_packet`] until it returns 0.
+/// Call [`Reader::read_header`] first, then [`Reader::read_packet`] until it returns
+/// `false` (or iterate over [`Reader::packets`]).
 /// Offsets are `u64`, so files over 4 GiB work. Sizes are checked against
 /// [`recfmt_core::Limits`] before any buffer is sized by them.
 ///
@@ -44,7 +45,7 @@ pub struct RawPacket {
 /// Errors: a [`Error::Size`] or [`Error::Malformed`] error concerns one packet; the reader
 /// has moved past it and the next call continues with the next packet. After
 /// [`Error::Truncated`] (the file ends inside a packet) or a size over the limit, further
-/// calls return 0.
+/// calls return `false`.
 #[derive(Debug)]
 pub struct Reader<R> {
     inner: R,
@@ -60,6 +61,8 @@ pub struct Reader<R> {
     notes: Vec<String>,
     header_failed: bool,
     decoded: u64,
+    /// Bytes the last packet read spans (header and body, also when the body was skipped).
+    last_len: u64,
 }
 
 impl<R: Read> Reader<R> {
@@ -80,6 +83,7 @@ impl<R: Read> Reader<R> {
             notes: Vec::new(),
             header_failed: false,
             decoded: 0,
+            last_len: 0,
         }
     }
 
@@ -207,16 +211,27 @@ impl<R: Read> Reader<R> {
         Ok(header)
     }
 
-    /// Reads the next packet without decoding it. Returns the bytes it spans (5 + body
-    /// size), or 0 at the end of the file.
-    pub fn read_raw_packet(&mut self, dst: &mut RawPacket) -> Result<usize> {
+    /// Reads the next packet without decoding it. Returns `false` at the end of the file.
+    pub fn read_raw_packet(&mut self, dst: &mut RawPacket) -> Result<bool> {
         self.read_raw_packet_if(dst, |_, _| true)
     }
 
     /// Reads the next packet's header and, when `want_body(id, size)` says so, its body;
-    /// otherwise the body is skipped without being buffered and `dst.body` is left empty.
-    /// Returns the bytes the packet spans, or 0 at the end of the file.
+    /// otherwise the body is skipped without being buffered and `dst.body` is left empty
+    /// ([`Reader::last_packet_len`] still gives the packet's size). Returns `false` at the
+    /// end of the file.
     pub fn read_raw_packet_if(
+        &mut self,
+        dst: &mut RawPacket,
+        want_body: impl FnOnce(u8, u32) -> bool,
+    ) -> Result<bool> {
+        let n = self.read_raw_sized(dst, want_body)?;
+        self.last_len = n as u64;
+        Ok(n > 0)
+    }
+
+    /// [`Reader::read_raw_packet_if`], returning the bytes the packet spans (0 at the end).
+    fn read_raw_sized(
         &mut self,
         dst: &mut RawPacket,
         want_body: impl FnOnce(u8, u32) -> bool,
@@ -342,31 +357,43 @@ impl<R: Read> Reader<R> {
         Ok(f)
     }
 
-    /// Reads and decodes the next packet into `dst`, reusing its buffers. Returns the bytes
-    /// the packet spans in the file (5 + body size), or 0 at the end of the file.
+    /// Reads and decodes the next packet into `dst`, reusing its buffers. Returns `false`
+    /// at the end of the file; [`Reader::last_packet_len`] gives the bytes the packet spans.
     ///
     /// Reads the header first if [`Reader::read_header`] was not called.
-    pub fn read_packet(&mut self, dst: &mut Packet) -> Result<usize> {
-        let n = self.read_packet_undecoded()?;
-        if n > 0 {
+    pub fn read_packet(&mut self, dst: &mut Packet) -> Result<bool> {
+        let more = self.read_packet_undecoded()?;
+        if more {
             self.decode_last(dst)?;
         }
-        Ok(n)
+        Ok(more)
+    }
+
+    /// The packets from here to the end, each decoded into a new [`Packet`] (use
+    /// [`Reader::read_packet`] to reuse one). After an error that concerns one packet the
+    /// iteration goes on with the next; after a truncation or a size over the limit it ends.
+    pub fn packets(&mut self) -> Packets<'_, R> {
+        Packets { reader: self }
     }
 
     /// The first half of [`Reader::read_packet`]: reads the next packet, counts it as
     /// decoded and keeps it as the last packet ([`Reader::last_raw_packet`]) without decoding
-    /// its body. Returns the bytes it spans, or 0 at the end of the file. The batch path
-    /// decodes fixed-size bodies itself and everything else with [`Reader::decode_last`].
-    pub(crate) fn read_packet_undecoded(&mut self) -> Result<usize> {
+    /// its body. Returns `false` at the end of the file. The adapter decodes fixed-size
+    /// bodies itself and everything else with [`Reader::decode_last`].
+    pub(crate) fn read_packet_undecoded(&mut self) -> Result<bool> {
         self.detect_flavour()?;
         let mut raw = std::mem::take(&mut self.raw);
         let result = self.read_raw_packet(&mut raw);
-        if let Ok(n) = result {
-            self.decoded += n as u64;
+        if let Ok(true) = result {
+            self.decoded += self.last_len;
         }
         self.raw = raw;
         result
+    }
+
+    /// Bytes the last packet read spans in the file: its 5-byte header and its body.
+    pub fn last_packet_len(&self) -> u64 {
+        self.last_len
     }
 
     /// The second half of [`Reader::read_packet`]: decodes the last packet read into `dst`
@@ -445,5 +472,24 @@ impl<R: Read + Seek> Reader<R> {
         self.pending = None;
         self.finished = false;
         Ok(())
+    }
+}
+
+/// The packets of a [`Reader`], decoded: see [`Reader::packets`].
+#[derive(Debug)]
+pub struct Packets<'a, R> {
+    reader: &'a mut Reader<R>,
+}
+
+impl<R: Read> Iterator for Packets<'_, R> {
+    type Item = Result<Packet>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut packet = Packet::default();
+        match self.reader.read_packet(&mut packet) {
+            Ok(true) => Some(Ok(packet)),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
     }
 }

@@ -5,76 +5,35 @@ use crate::codec::cursor::{Cursor, Put};
 use crate::error::Result;
 use crate::flavour::VectorWidth;
 use crate::packet::Record;
+use crate::record::fixed_record;
 
-/// The controls of one vehicle. 21 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct VehicleAnim {
-    /// Recorded actor id.
-    pub database_id: u32,
-    /// Steering, -1 to 1.
-    pub steering: f32,
-    /// Throttle, 0 to 1.
-    pub throttle: f32,
-    /// Brake, 0 to 1.
-    pub brake: f32,
-    /// Hand brake engaged.
-    pub handbrake: bool,
-    /// Current gear.
-    pub gear: i32,
-}
-
-impl Record for VehicleAnim {
-    fn fixed_size(_: VectorWidth) -> Option<usize> {
-        Some(21)
-    }
-
-    fn decode(c: &mut Cursor<'_>) -> Result<Self> {
-        Ok(VehicleAnim {
-            database_id: c.u32()?,
-            steering: c.f32()?,
-            throttle: c.f32()?,
-            brake: c.f32()?,
-            handbrake: c.bool()?,
-            gear: c.i32()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.put_u32(self.database_id);
-        out.put_f32(self.steering);
-        out.put_f32(self.throttle);
-        out.put_f32(self.brake);
-        out.put_bool(self.handbrake);
-        out.put_i32(self.gear);
-        Ok(())
+fixed_record! {
+    /// The controls of one vehicle. 21 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct VehicleAnim {
+        /// Recorded actor id.
+        pub database_id: u32 => "id",
+        /// Steering, -1 to 1.
+        pub steering: f32 => "steering",
+        /// Throttle, 0 to 1.
+        pub throttle: f32 => "throttle",
+        /// Brake, 0 to 1.
+        pub brake: f32 => "brake",
+        /// Hand brake engaged.
+        pub handbrake: bool => "handbrake",
+        /// Current gear.
+        pub gear: i32 => "gear",
     }
 }
 
-/// The speed of one walker. 8 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct WalkerAnim {
-    /// Recorded actor id.
-    pub database_id: u32,
-    /// Speed in Unreal units (cm/s).
-    pub speed: f32,
-}
-
-impl Record for WalkerAnim {
-    fn fixed_size(_: VectorWidth) -> Option<usize> {
-        Some(8)
-    }
-
-    fn decode(c: &mut Cursor<'_>) -> Result<Self> {
-        Ok(WalkerAnim {
-            database_id: c.u32()?,
-            speed: c.f32()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.put_u32(self.database_id);
-        out.put_f32(self.speed);
-        Ok(())
+fixed_record! {
+    /// The speed of one walker. 8 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct WalkerAnim {
+        /// Recorded actor id.
+        pub database_id: u32 => "id",
+        /// Speed in Unreal units (cm/s).
+        pub speed: f32 => "speed" in "cm/s",
     }
 }
 
@@ -132,34 +91,15 @@ impl Record for VehicleWheels {
     }
 }
 
-/// The state of one two-wheeler. 12 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct BikerAnim {
-    /// Recorded actor id.
-    pub database_id: u32,
-    /// Forward speed in Unreal units.
-    pub forward_speed: f32,
-    /// Engine rpm divided by the maximum rpm.
-    pub engine_rotation: f32,
-}
-
-impl Record for BikerAnim {
-    fn fixed_size(_: VectorWidth) -> Option<usize> {
-        Some(12)
-    }
-
-    fn decode(c: &mut Cursor<'_>) -> Result<Self> {
-        Ok(BikerAnim {
-            database_id: c.u32()?,
-            forward_speed: c.f32()?,
-            engine_rotation: c.f32()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.put_u32(self.database_id);
-        out.put_f32(self.forward_speed);
-        out.put_f32(self.engine_rotation);
-        Ok(())
+fixed_record! {
+    /// The state of one two-wheeler. 12 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct BikerAnim {
+        /// Recorded actor id.
+        pub database_id: u32 => "id",
+        /// Forward speed in Unreal units.
+        pub forward_speed: f32 => "forward_speed",
+        /// Engine rpm divided by the maximum rpm.
+        pub engine_rotation: f32 => "engine_rotation",
     }
 }

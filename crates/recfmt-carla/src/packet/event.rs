@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::flavour::{Flavour, VectorWidth};
 use crate::packet::Record;
 use crate::primitive::{FString, Vector3};
+use crate::record::fixed_record;
 
 /// One created actor.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -96,55 +97,23 @@ impl Record for EventAdd {
     }
 }
 
-/// One destroyed actor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct EventDel {
-    /// Recorded actor id.
-    pub database_id: u32,
-}
-
-impl Record for EventDel {
-    fn fixed_size(_: VectorWidth) -> Option<usize> {
-        Some(4)
-    }
-
-    fn decode(c: &mut Cursor<'_>) -> Result<Self> {
-        Ok(EventDel {
-            database_id: c.u32()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.put_u32(self.database_id);
-        Ok(())
+fixed_record! {
+    /// One destroyed actor.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct EventDel {
+        /// Recorded actor id.
+        pub database_id: u32 => "id",
     }
 }
 
-/// One actor attached to a parent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct EventParent {
-    /// The child actor.
-    pub database_id: u32,
-    /// The parent actor.
-    pub database_id_parent: u32,
-}
-
-impl Record for EventParent {
-    fn fixed_size(_: VectorWidth) -> Option<usize> {
-        Some(8)
-    }
-
-    fn decode(c: &mut Cursor<'_>) -> Result<Self> {
-        Ok(EventParent {
-            database_id: c.u32()?,
-            database_id_parent: c.u32()?,
-        })
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.put_u32(self.database_id);
-        out.put_u32(self.database_id_parent);
-        Ok(())
+fixed_record! {
+    /// One actor attached to a parent.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct EventParent {
+        /// The child actor.
+        pub database_id: u32 => "id",
+        /// The parent actor.
+        pub database_id_parent: u32 => "parent",
     }
 }
 

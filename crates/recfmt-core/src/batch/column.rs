@@ -305,6 +305,37 @@ impl ColumnBuf {
         self.push_value(&value.into_value(), row)
     }
 
+    /// Appends one value per row of a run (see [`crate::RowWriter::begin_rows`]): straight
+    /// into the column's `Vec` when `T` is its type, else value by value as
+    /// [`ColumnBuf::push_native`] does (`row`: the rows the batch holds before the run).
+    /// Returns the values taken.
+    pub(crate) fn extend_native<T: crate::RowElement>(
+        &mut self,
+        values: impl Iterator<Item = T>,
+        row: usize,
+    ) -> std::result::Result<usize, String> {
+        if self.skipped {
+            return Ok(values.count());
+        }
+        if let RowShape::Fixed(1) = self.shape
+            && let Some(data) = T::elements_mut(&mut self.data)
+        {
+            let before = data.len();
+            data.extend(values);
+            let added = data.len() - before;
+            if !self.validity.is_empty() {
+                self.validity.extend(std::iter::repeat_n(true, added));
+            }
+            return Ok(added);
+        }
+        let mut added = 0;
+        for value in values {
+            self.push_value(&value.into_value(), row + added)?;
+            added += 1;
+        }
+        Ok(added)
+    }
+
     /// Drops every row past the first `rows` (the values of a row a reader did not finish).
     pub(super) fn truncate_rows(&mut self, rows: usize) {
         if self.skipped {

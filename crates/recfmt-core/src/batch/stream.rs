@@ -132,9 +132,9 @@ impl StreamBatch {
         }
     }
 
-    /// Counts one row whose values a [`crate::RowWriter`] pushed, one per column.
-    pub(crate) fn commit_pushed_row(&mut self) {
-        self.rows += 1;
+    /// Counts the rows whose values a [`crate::RowWriter`] pushed, one run per column.
+    pub(crate) fn commit_pushed_rows(&mut self, rows: usize) {
+        self.rows += rows;
     }
 
     /// Takes back the values of a row that was begun but not finished.
