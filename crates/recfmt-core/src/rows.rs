@@ -96,6 +96,9 @@ pub struct RowWriter<'a> {
     from_default_frame: bool,
     /// Some stream's batch is full.
     filled: bool,
+    /// Rows were appended through [`RowWriter::batch_set_mut`]: whether a batch is full is
+    /// asked of the batches themselves.
+    appended: bool,
     /// The row the default `read_row` (through `read_frame`) reuses.
     scratch: FrameBuf,
 }
@@ -132,6 +135,7 @@ impl<'a> RowWriter<'a> {
             rows: 0,
             from_default_frame: false,
             filled: false,
+            appended: false,
             scratch: FrameBuf::default(),
         }
     }
@@ -323,10 +327,39 @@ impl<'a> RowWriter<'a> {
         Ok(())
     }
 
+    /// On the batch path, the batches rows go to (to look at: which streams and columns are
+    /// wanted); `None` on the row path.
+    pub fn batch_set(&self) -> Option<&BatchSet> {
+        match &self.target {
+            Target::Batches(set) => Some(set),
+            Target::Frame(_) => None,
+        }
+    }
+
+    /// On the batch path, the batches themselves, for a reader that appends whole runs of
+    /// rows it decoded elsewhere instead of pushing them one by one (USVLOG's decoding
+    /// threads write each block's rows through a [`RowWriter::batches`] of their own, then
+    /// the block's columns are copied here). `None` on the row path, and while a row is being
+    /// written. Rows appended here must be whole rows of wanted streams; once a batch is full
+    /// ([`BatchSet::is_full`]) the batch call returns to its caller, as after a pushed row.
+    pub fn batch_set_mut(&mut self) -> Option<&mut BatchSet> {
+        if self.state != State::Idle {
+            return None;
+        }
+        match &mut self.target {
+            Target::Batches(set) => {
+                self.appended = true;
+                Some(set)
+            }
+            Target::Frame(_) => None,
+        }
+    }
+
     /// True once a row filled its stream's batch: the default `read_batches` returns to its
     /// caller then.
     pub(crate) fn filled_a_batch(&self) -> bool {
         self.filled
+            || (self.appended && matches!(&self.target, Target::Batches(set) if set.is_full()))
     }
 
     /// Takes back the values pushed for a row that was not finished (after an error), so a
