@@ -240,6 +240,35 @@ impl<'a> RowWriter<'a> {
         self.next_signal().map(|_| ())
     }
 
+    /// Moves past every signal left in the row when none of them is kept (a projection of
+    /// the times alone, as `recfmt validate` reads): true then, and the reader need not look
+    /// at those values at all; false, changing nothing, when one of them is wanted.
+    #[inline]
+    pub fn skip_rest(&mut self) -> bool {
+        let Target::Batches(set) = &self.target else {
+            return false;
+        };
+        if self.state != State::Writing {
+            return false;
+        }
+        let columns = set.stream(self.stream).columns();
+        let rest = columns.get(self.signal..).unwrap_or_default();
+        if rest.iter().all(ColumnBuf::is_skipped) {
+            self.signal = columns.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// True when the reader may write another row in the same `read_row` call: on the batch
+    /// path while no batch is full, so a reader can decode a run of records in one call
+    /// (less per-call work); never on the row path, which takes one row per call.
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        matches!(self.target, Target::Batches(_)) && !self.filled_a_batch()
+    }
+
     /// Appends the next signal's value as an array (fixed or variable shape), already in the
     /// column's element type.
     pub fn push_slice<T: RowElement>(&mut self, items: &[T]) -> Result<()> {

@@ -36,7 +36,7 @@ impl RowDecoder {
     /// Writes `record` as a row of `stream` (when the stream is wanted): `t_us`, then the
     /// layout's fields, or `type_id` and the raw payload for a type without a layout. A
     /// payload of a layout must be at least the layout's size (the framer checks it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_row(
         &self,
         stream: usize,
@@ -47,6 +47,10 @@ impl RowDecoder {
             return Ok(());
         }
         push_or_skip(row, |row| row.push(record.t_us))?;
+        if row.skip_rest() {
+            // The times alone are wanted (`recfmt validate`).
+            return row.finish();
+        }
         match self.layouts.get(stream) {
             Some(layout) => layout.write_fields(record.payload, row)?,
             None => {

@@ -474,30 +474,42 @@ impl<R: Read> UsvlogRecording<R> {
     }
 
     /// Reads records until one yields a row (written to `row` when its stream is wanted):
-    /// true, or false at the end of the records.
+    /// true, or false at the end of the records. On the batch path it goes on with the next
+    /// records while the batches have room ([`RowWriter::has_room`]), so a run of records is
+    /// decoded in one call.
     #[inline]
     fn next_record_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
         loop {
-            let Some(record) = self.reader.read_record_ref()? else {
-                return Ok(false);
+            let record = match self.reader.read_record_ref() {
+                Ok(Some(record)) => record,
+                Ok(None) => return Ok(false),
+                Err(e) => return Err(e),
             };
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
                 let unknown = self.decoder.unknown_stream();
                 self.decoder.write_row(unknown, &record, row)?;
-                return Ok(true);
+                if !row.has_room() {
+                    return Ok(true);
+                }
+                continue;
             }
             self.records_seen[stream] += 1;
             let (expected, found) = (self.decoder.payload_size(stream), record.payload.len());
             if found >= expected {
                 self.decoder.write_row(stream, &record, row)?;
                 if found == expected {
-                    return Ok(true);
+                    if !row.has_room() {
+                        return Ok(true);
+                    }
+                    continue;
                 }
             }
             let (offset, type_id) = (record.offset, record.type_id);
-            if self.payload_length_mismatch(offset, type_id, stream, expected, found)? {
+            if self.payload_length_mismatch(offset, type_id, stream, expected, found)?
+                && !row.has_room()
+            {
                 return Ok(true);
             }
         }

@@ -268,12 +268,16 @@ impl FgTape {
     }
 
     /// The one decode path: writes the next row (a queued multiplayer or extra-property
-    /// row, else the signals of the next frame) to `row`. False at the end of the tape.
+    /// row, else the signals of the next frame) to `row`, and on the batch path the rows
+    /// after it while the batches have room. False at the end of the tape.
     fn next_row(&mut self, row: &mut RowWriter<'_>) -> recfmt_core::Result<bool> {
         loop {
             if let Some(pending) = self.pending.pop_front() {
                 pending.write(&self.streams, row)?;
-                return Ok(true);
+                if !row.has_room() {
+                    return Ok(true);
+                }
+                continue;
             }
             if self.done {
                 return Ok(false);
@@ -286,7 +290,9 @@ impl FgTape {
             {
                 rows::write_signals(layout, stream, time, block, row)?;
             }
-            return Ok(true);
+            if !row.has_room() {
+                return Ok(true);
+            }
         }
     }
 }

@@ -75,7 +75,9 @@ pub(super) fn write_signals(
     } else {
         row.skip()?;
     }
-    layout.write_row(block, row)?;
+    if !row.skip_rest() {
+        layout.write_row(block, row)?;
+    }
     row.finish()
 }
 
