@@ -153,6 +153,7 @@ impl<'a> RowWriter<'a> {
 
     /// Starts a row of stream `stream` (its index in the schema). Returns `false` when the
     /// stream is not wanted: skip the row's values, push nothing and do not call `finish`.
+    #[inline]
     pub fn begin(&mut self, stream: usize) -> Result<bool> {
         if self.state == State::Writing {
             return Err(Error::invalid(format!(
@@ -328,6 +329,7 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Ends the row: every signal of the stream must have had its value.
+    #[inline]
     pub fn finish(&mut self) -> Result<()> {
         if self.state != State::Writing {
             return Err(Error::invalid("a row was finished that was not begun"));
@@ -403,7 +405,7 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Index of the signal the next push is for; moves past it.
-    #[inline]
+    #[inline(always)]
     fn next_signal(&mut self) -> Result<usize> {
         if self.state != State::Writing {
             return Err(Error::invalid(if self.state == State::Skipping {
@@ -429,7 +431,7 @@ fn value_error(stream: usize, signal: usize, message: String) -> Error {
 }
 
 /// The column of signal `signal`, or an error when the stream has fewer signals.
-#[inline]
+#[inline(always)]
 fn column_at(columns: &mut [ColumnBuf], signal: usize, stream: usize) -> Result<&mut ColumnBuf> {
     let count = columns.len();
     columns.get_mut(signal).ok_or_else(|| Error::Value {
