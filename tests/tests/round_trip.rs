@@ -14,7 +14,7 @@ fn rewrite(bytes: &[u8]) -> Vec<u8> {
     let mut writer = Writer::new(Vec::new());
     writer.write_header(&header).expect("write header");
     let mut record = Record::default();
-    while reader.read_record(&mut record).expect("read record") > 0 {
+    while reader.read_record(&mut record).expect("read record") {
         writer.write_record(&record).expect("write record");
     }
     writer

@@ -99,6 +99,9 @@ pub struct RowWriter<'a> {
     from_default_frame: bool,
     /// Some stream's batch is full.
     filled: bool,
+    /// Rows were appended through [`RowWriter::batch_set_mut`]: whether a batch is full is
+    /// asked of the batches themselves.
+    appended: bool,
     /// The row the default `read_row` (through `read_frame`) reuses.
     scratch: FrameBuf,
 }
@@ -136,6 +139,7 @@ impl<'a> RowWriter<'a> {
             rows: 0,
             from_default_frame: false,
             filled: false,
+            appended: false,
             scratch: FrameBuf::default(),
         }
     }
@@ -153,6 +157,7 @@ impl<'a> RowWriter<'a> {
 
     /// Starts a row of stream `stream` (its index in the schema). Returns `false` when the
     /// stream is not wanted: skip the row's values, push nothing and do not call `finish`.
+    #[inline]
     pub fn begin(&mut self, stream: usize) -> Result<bool> {
         if self.state == State::Writing {
             return Err(Error::invalid(format!(
@@ -302,6 +307,35 @@ impl<'a> RowWriter<'a> {
         self.next_signal().map(|_| ())
     }
 
+    /// Moves past every signal left in the row when none of them is kept (a projection of
+    /// the times alone, as `recfmt validate` reads): true then, and the reader need not look
+    /// at those values at all; false, changing nothing, when one of them is wanted.
+    #[inline]
+    pub fn skip_rest(&mut self) -> bool {
+        let Target::Batches(set) = &self.target else {
+            return false;
+        };
+        if self.state != State::Writing {
+            return false;
+        }
+        let columns = set.stream(self.stream).columns();
+        let rest = columns.get(self.signal..).unwrap_or_default();
+        if rest.iter().all(ColumnBuf::is_skipped) {
+            self.signal = columns.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// True when the reader may write another row in the same `read_row` call: on the batch
+    /// path while no batch is full, so a reader can decode a run of records in one call
+    /// (less per-call work); never on the row path, which takes one row per call.
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        matches!(self.target, Target::Batches(_)) && !self.filled_a_batch()
+    }
+
     /// Appends the next signal's value as an array (fixed or variable shape), already in the
     /// column's element type.
     pub fn push_slice<T: RowElement>(&mut self, items: &[T]) -> Result<()> {
@@ -362,6 +396,7 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Ends the row: every signal of the stream must have had its value.
+    #[inline]
     pub fn finish(&mut self) -> Result<()> {
         if self.state != State::Writing {
             return Err(Error::invalid("a row was finished that was not begun"));
@@ -390,10 +425,39 @@ impl<'a> RowWriter<'a> {
         Ok(())
     }
 
+    /// On the batch path, the batches rows go to (to look at: which streams and columns are
+    /// wanted); `None` on the row path.
+    pub fn batch_set(&self) -> Option<&BatchSet> {
+        match &self.target {
+            Target::Batches(set) => Some(set),
+            Target::Frame(_) => None,
+        }
+    }
+
+    /// On the batch path, the batches themselves, for a reader that appends whole runs of
+    /// rows it decoded elsewhere instead of pushing them one by one (USVLOG's decoding
+    /// threads write each block's rows through a [`RowWriter::batches`] of their own, then
+    /// the block's columns are copied here). `None` on the row path, and while a row is being
+    /// written. Rows appended here must be whole rows of wanted streams; once a batch is full
+    /// ([`BatchSet::is_full`]) the batch call returns to its caller, as after a pushed row.
+    pub fn batch_set_mut(&mut self) -> Option<&mut BatchSet> {
+        if self.state != State::Idle {
+            return None;
+        }
+        match &mut self.target {
+            Target::Batches(set) => {
+                self.appended = true;
+                Some(set)
+            }
+            Target::Frame(_) => None,
+        }
+    }
+
     /// True once a row filled its stream's batch: the default `read_batches` returns to its
     /// caller then.
     pub(crate) fn filled_a_batch(&self) -> bool {
         self.filled
+            || (self.appended && matches!(&self.target, Target::Batches(set) if set.is_full()))
     }
 
     /// Takes back the values pushed for a row that was not finished (after an error), so a
@@ -422,7 +486,7 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Index of the signal the next push is for; moves past it.
-    #[inline]
+    #[inline(always)]
     fn next_signal(&mut self) -> Result<usize> {
         if self.state != State::Writing {
             return Err(Error::invalid(if self.state == State::Skipping {
@@ -448,7 +512,7 @@ fn value_error(stream: usize, signal: usize, message: String) -> Error {
 }
 
 /// The column of signal `signal`, or an error when the stream has fewer signals.
-#[inline]
+#[inline(always)]
 fn column_at(columns: &mut [ColumnBuf], signal: usize, stream: usize) -> Result<&mut ColumnBuf> {
     let count = columns.len();
     columns.get_mut(signal).ok_or_else(|| Error::Value {

@@ -567,3 +567,35 @@ fn rows_in_runs_read_as_rows_one_by_one() {
         assert_eq!(rows, frames, "capacity {capacity}");
     }
 }
+
+#[test]
+fn a_times_only_projection_skips_the_rest_of_a_row_and_a_run_of_rows_stops_at_a_full_batch() {
+    let schema = one_stream(vec![
+        SignalDesc::scalar("beacon", DType::U32),
+        SignalDesc::scalar("rssi", DType::F32),
+    ]);
+    let mut set = BatchSet::with_columns(&schema, 2, |_| true, |_, column| column == 0);
+    {
+        let mut row = RowWriter::batches(&mut set);
+        assert!(!row.skip_rest(), "no row begun");
+        for i in 0..2u32 {
+            assert!(row.has_room());
+            assert!(row.begin(0).unwrap());
+            assert!(!row.skip_rest(), "the time is wanted");
+            row.push(f64::from(i)).unwrap();
+            assert!(row.skip_rest(), "beacon and rssi were left out");
+            row.finish().unwrap();
+        }
+        assert!(!row.has_room(), "the batch of 2 rows is full");
+    }
+    let batch = set.take(0);
+    batch.check_consistent().unwrap();
+    assert_eq!(batch.rows(), 2);
+    // The row path takes one row per call, and every value is wanted.
+    let mut frame = FrameBuf::default();
+    let mut row = RowWriter::frame(&mut frame);
+    assert!(!row.has_room());
+    assert!(row.begin(0).unwrap());
+    row.push(0.0f64).unwrap();
+    assert!(!row.skip_rest());
+}

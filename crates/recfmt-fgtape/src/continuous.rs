@@ -32,6 +32,10 @@
 //! assert!(r.read_frame(&mut frame)?);
 //! assert_eq!((frame.time, frame.items[0].as_slice()), (2.5, &[1u8, 0, 42][..]));
 //! assert!(!r.read_frame(&mut frame)?);
+//!
+//! // Or as an iterator:
+//! let times: Vec<f64> = Reader::new(&bytes[..])?.frames().map(|f| f.map(|f| f.time)).collect::<Result<_, _>>()?;
+//! assert_eq!(times, [2.5]);
 //! # Ok::<(), recfmt_fgtape::Error>(())
 //! ```
 
@@ -413,6 +417,15 @@ impl<R: BufRead> Reader<R> {
         Ok(time)
     }
 
+    /// The frames left, one [`ContinuousFrame`] each (see [`Reader::read_frame`]); the
+    /// iterator ends at the end of the file or after the first error.
+    pub fn frames(&mut self) -> Frames<'_, R> {
+        Frames {
+            reader: self,
+            done: false,
+        }
+    }
+
     /// Reads the next frame into `frame`. Returns `false` at the end of the file, and also
     /// when the file ends inside a frame (see [`Reader::truncated`]; strict mode makes that
     /// an error).
@@ -587,6 +600,35 @@ fn inflate(data: &[u8], limit: u64, at: Offset) -> Result<Vec<u8>> {
         .map_err(|e| Error::malformed(at, format!("a valid raw DEFLATE stream ({e})")))?;
     Error::check_limit("inflated frame size", out.len() as u64, limit, at)?;
     Ok(out)
+}
+
+/// The iterator of [`Reader::frames`].
+#[derive(Debug)]
+pub struct Frames<'a, R> {
+    reader: &'a mut Reader<R>,
+    done: bool,
+}
+
+impl<R: BufRead> Iterator for Frames<'_, R> {
+    type Item = Result<ContinuousFrame>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut frame = ContinuousFrame::default();
+        match self.reader.read_frame(&mut frame) {
+            Ok(true) => Some(Ok(frame)),
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
 }
 
 /// Writer of Continuous and Recovery tapes.

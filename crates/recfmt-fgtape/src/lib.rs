@@ -60,6 +60,17 @@
 //! let back = NormalTape::read(&file[..])?;
 //! assert_eq!(back.layout, FrameLayout::Vector);
 //! let last = back.frames_in_time_order().last().unwrap();
+//!
+//! // Or streamed, container by container, frame by frame.
+//! let mut reader = recfmt_fgtape::normal::Reader::new(&file[..])?;
+//! reader.read_header()?;
+//! let mut times = Vec::new();
+//! while reader.next_container()?.is_some() {
+//!     for frame in reader.frames() {
+//!         times.push(frame?.time);
+//!     }
+//! }
+//! assert_eq!(times, [1.0, 2.0]);
 //! assert_eq!(back.header.signals.decode(&last.signals)?, vec![SignalValue::Double(1000.0)]);
 //! assert_eq!(back.header.signals.signals()[0].name(), "/position/altitude-ft");
 //! # Ok::<(), recfmt_fgtape::Error>(())

@@ -26,7 +26,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use recfmt_core::{ColumnBuf, ColumnData, DType, Limits};
+use recfmt_core::{DType, Limits, RowWriter};
 
 use crate::error::{Error, Offset, Result};
 use crate::props::PropNode;
@@ -311,6 +311,7 @@ impl SignalLayout {
 
     /// Decodes signal `i` from a signal block; `None` when `i` is out of range or the block
     /// is too short.
+    #[inline]
     pub fn value(&self, block: &[u8], i: usize) -> Option<SignalValue> {
         let ty = self.signals.get(i)?.ty;
         let p = *self.positions.get(i)?;
@@ -345,68 +346,30 @@ impl SignalLayout {
         Ok(())
     }
 
-    /// True when `columns` are, one per signal in frame order, scalar columns of the
-    /// signals' dtypes: the columns [`SignalLayout::decode_columns`] appends to.
-    pub fn columns_match(&self, columns: &[ColumnBuf]) -> bool {
-        columns.len() == self.signals.len()
-            && columns
-                .iter()
-                .zip(&self.signals)
-                .all(|(c, s)| c.dtype() == s.ty.dtype() && c.width() == Some(1))
-    }
-
-    /// Appends the values of a whole signal block, one per column, to `columns` (one scalar
-    /// column per signal in frame order, of the signal's dtype, as
-    /// [`SignalLayout::columns_match`] checks): the batch form of
-    /// [`SignalLayout::decode_into`], the same values without a [`SignalValue`] per value.
-    /// The caller counts the row. Nothing is appended when the block is short or a column
-    /// has another type.
-    pub fn decode_columns(&self, block: &[u8], columns: &mut [ColumnBuf]) -> Result<()> {
+    /// Pushes the values of a whole signal block to `row`, one per signal in frame order,
+    /// each in its own type (a signal a projection left out is skipped, not decoded): the one
+    /// decoding of a frame's signals for both the row and the column views, through
+    /// [`SignalLayout::value`] as every other reader of a block. Fails when the block is
+    /// shorter than the layout.
+    pub fn write_row(&self, block: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
         self.check_block(block)?;
-        if !self.columns_match(columns) {
-            return Err(Error::invalid(
-                "the columns do not match the signal layout".to_string(),
-            ));
-        }
-        self.append_columns(block, columns);
-        Ok(())
-    }
-
-    /// [`SignalLayout::decode_columns`] for a caller that has checked the block length and
-    /// the columns already: once per batch rather than once per frame, since a frame is a
-    /// few hundred bytes. Skipped columns (see `BatchSet::with_columns`) are left empty.
-    pub(crate) fn append_columns(&self, block: &[u8], columns: &mut [ColumnBuf]) {
-        let mut columns = columns.iter_mut();
-        let mut offset = 0usize;
-        macro_rules! numbers {
-            ($slot:expr, $variant:ident, $t:ty) => {{
-                const SIZE: usize = std::mem::size_of::<$t>();
-                let n = self.counts[$slot];
-                let bytes = block.get(offset..offset + n * SIZE).unwrap_or_default();
-                for (column, chunk) in columns.by_ref().take(n).zip(bytes.chunks_exact(SIZE)) {
-                    if column.is_skipped() {
-                        continue;
-                    }
-                    if let (ColumnData::$variant(v), Ok(b)) =
-                        (column.data_mut(), <[u8; SIZE]>::try_from(chunk))
-                    {
-                        v.push(<$t>::from_le_bytes(b));
-                    }
-                }
-                offset += n * SIZE;
-            }};
-        }
-        numbers!(0, F64, f64);
-        numbers!(1, F32, f32);
-        numbers!(2, I32, i32);
-        numbers!(3, I16, i16);
-        numbers!(4, I8, i8);
-        let bits = block.get(offset..).unwrap_or_default();
-        for (i, column) in columns.enumerate().filter(|(_, c)| !c.is_skipped()) {
-            if let ColumnData::Bool(v) = column.data_mut() {
-                v.push(bits.get(i >> 3).is_some_and(|b| b & (1 << (i & 7)) != 0));
+        for i in 0..self.signals.len() {
+            if !row.wants_next() {
+                row.skip()?;
+                continue;
+            }
+            match self.value(block, i) {
+                Some(SignalValue::Double(x)) => row.push(x)?,
+                Some(SignalValue::Float(x)) => row.push(x)?,
+                Some(SignalValue::Int(x)) => row.push(x)?,
+                Some(SignalValue::Int16(x)) => row.push(x)?,
+                Some(SignalValue::Int8(x)) => row.push(x)?,
+                Some(SignalValue::Bool(x)) => row.push(x)?,
+                // Unreachable after the length check.
+                None => row.push_null()?,
             }
         }
+        Ok(())
     }
 
     /// Decodes a whole signal block.

@@ -91,10 +91,7 @@ pub fn usvlog_records(data: &[u8]) {
         let header = reader.read_header().ok()?;
         let mut records = Vec::new();
         let mut record = Record::default();
-        while let Ok(n) = reader.read_record(&mut record) {
-            if n == 0 {
-                break;
-            }
+        while let Ok(true) = reader.read_record(&mut record) {
             records.push(record.clone());
             assert!(records.len() <= bytes.len(), "more records than bytes");
         }
@@ -170,6 +167,8 @@ pub fn usvlog_layouts(data: &[u8]) {
             let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
             let compiled = layout.compile();
             let mut values = vec![recfmt_core::Value::Null; 1 + compiled.len()];
+            // Too short a payload decodes nothing.
+            assert!(size == 0 || !layout.decode_into(&payload[..size - 1], &mut values[1..]));
             if layout.decode_into(&payload, &mut values[1..]) {
                 let mut out = Vec::new();
                 if layout.encode(&values[1..], &mut out).is_ok() {
@@ -181,7 +180,6 @@ pub fn usvlog_layouts(data: &[u8]) {
                     assert_eq!(&values[1..], &again[..], "layout round trip");
                 }
             }
-            let _ = compiled.decode_into(&payload, &mut values[1..]);
         }
     }
 }

@@ -27,7 +27,7 @@ fn read(c: &mut Criterion) {
             reader.read_header().expect("header");
             let mut record = Record::default();
             let mut n = 0u64;
-            while reader.read_record(&mut record).expect("record") > 0 {
+            while reader.read_record(&mut record).expect("record") {
                 n += 1;
             }
             n

@@ -3,5 +3,5 @@
 pub mod reader;
 pub mod writer;
 
-pub use reader::Reader;
+pub use reader::{Reader, Records};
 pub use writer::Writer;

@@ -32,7 +32,7 @@
 //! let mut record = Record::default();
 //! let mut copy = Writer::new(Vec::new());
 //! copy.write_header(&header)?;
-//! while reader.read_record(&mut record)? > 0 {
+//! while reader.read_record(&mut record)? {
 //!     copy.write_record(&record)?;
 //! }
 //! assert_eq!(copy.into_inner()?, bytes);
@@ -59,7 +59,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod decode;
 pub mod error;
+mod events;
 // Fixture writers for tests, benches, fuzz seeds and `cargo xtask fixtures`, outside the
 // library's API: only with the feature `generate`.
 #[cfg(feature = "generate")]
@@ -76,6 +78,7 @@ mod recording;
 mod writer;
 
 pub use error::{Error, Result};
+pub use events::MAX_EVENT_LINE_LEN;
 pub use header::{FileHeader, HEADER_LEN, LITTLE_ENDIAN, MAGIC};
 pub use layout::{
     CatalogEntry, CompiledLayout, FieldLayout, FieldType, LayoutTable, RecordLayout,
@@ -85,8 +88,8 @@ pub use meta::Meta;
 pub use probe::{FORMAT, score, score_dir};
 pub use record::{RECORD_HEADER_LEN, Record, RecordHeader, RecordRef};
 pub use recording::{
-    DECODE_THREADS_ENV, EVENTS_STREAM, INFO, MAX_DECODE_THREADS, MAX_EVENT_LINE_LEN, SessionPaths,
-    UNKNOWN_STREAM, UsvlogRecording,
+    DECODE_THREADS_ENV, EVENTS_STREAM, INFO, MAX_DECODE_THREADS, SessionPaths, UNKNOWN_STREAM,
+    UsvlogRecording,
 };
 pub use writer::{UsvlogRecordingWriter, copy_session, copy_session_with};
 

@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-use recfmt_core::{BatchSet, ColumnBuf, ColumnData, FrameBuf, Schema, StreamBatch, Value};
+use recfmt_core::{BatchSet, ColumnBuf, ColumnData, RowWriter, Schema, StreamBatch};
 
+use crate::decode::RowDecoder;
 use crate::error::{Error, Result};
-use crate::layout::CompiledLayout;
-use crate::record::{RECORD_HEADER_LEN, RecordHeader};
+use crate::record::{RECORD_HEADER_LEN, RecordHeader, RecordRef};
 
 /// Bytes of records per block by default: large enough that the per-block costs (a channel
 /// round trip, fresh column vectors) vanish, small enough that a few blocks in flight keep the
@@ -78,10 +78,9 @@ impl Selection {
 
 /// What the workers need to decode: shared, read-only.
 #[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) schema: Schema,
-    pub(crate) compiled: Vec<CompiledLayout>,
-    pub(crate) unknown_stream: usize,
+struct Shared {
+    schema: Schema,
+    decoder: RowDecoder,
 }
 
 /// Where a record starts in a block's bytes, and its stream.
@@ -128,18 +127,22 @@ impl Block {
     }
 
     /// Appends a record of `stream`.
-    pub(crate) fn push(&mut self, stream: usize, t_us: u64, type_id: u16, payload: &[u8]) {
+    pub(crate) fn push(&mut self, stream: usize, record: &RecordRef<'_>) {
         let (Ok(start), Ok(len), Ok(stream32)) = (
             u32::try_from(self.raw.len()),
-            u16::try_from(payload.len()),
+            u16::try_from(record.payload.len()),
             u32::try_from(stream),
         ) else {
             // Unreachable: blocks are cut at MAX_BLOCK_BYTES and payloads are at most u16::MAX.
             return;
         };
-        let header = RecordHeader { t_us, type_id, len };
+        let header = RecordHeader {
+            t_us: record.t_us,
+            type_id: record.type_id,
+            len,
+        };
         self.raw.extend_from_slice(&header.to_bytes());
-        self.raw.extend_from_slice(payload);
+        self.raw.extend_from_slice(record.payload);
         self.recs.push((start, stream32));
         if let Some(n) = self.counts.get_mut(stream) {
             *n += 1;
@@ -156,8 +159,8 @@ impl Block {
         self.next >= self.recs.len()
     }
 
-    /// The record starting at `start`: time, type id, payload.
-    fn record_at(&self, start: u32) -> Option<(u64, u16, &[u8])> {
+    /// The record starting at `start`.
+    fn record_at(&self, start: u32) -> Option<RecordRef<'_>> {
         let start = start as usize;
         let head: &[u8; RECORD_HEADER_LEN] = self
             .raw
@@ -167,7 +170,12 @@ impl Block {
         let header = RecordHeader::parse(head);
         let body = start + RECORD_HEADER_LEN;
         let payload = self.raw.get(body..body + usize::from(header.len))?;
-        Some((header.t_us, header.type_id, payload))
+        Some(RecordRef {
+            t_us: header.t_us,
+            type_id: header.type_id,
+            payload,
+            offset: 0,
+        })
     }
 }
 
@@ -179,8 +187,8 @@ fn corrupt_block() -> Error {
 }
 
 /// Decodes `block` into columns of `sel` (reusing `spare`, empty batches of the same
-/// selection, when given): the single-threaded path's per-record decoding, over the records of
-/// one block.
+/// selection, when given): each record through the reader's own row decoding, written to
+/// batches of the block's own.
 fn decode(
     shared: &Shared,
     block: &mut Block,
@@ -189,41 +197,14 @@ fn decode(
 ) -> Result<()> {
     let rows = block.counts.iter().copied().max().unwrap_or(0);
     let mut set = spare.unwrap_or_else(|| sel.batch_set(&shared.schema, rows));
+    let mut row = RowWriter::batches(&mut set);
     for &(start, stream) in &block.recs {
-        let stream = stream as usize;
-        if !set.wants(stream) {
-            continue;
-        }
-        let (t_us, type_id, payload) = block.record_at(start).ok_or_else(corrupt_block)?;
-        let columns = set.stream_mut(stream).columns_mut();
-        if stream == shared.unknown_stream {
-            if let Some(ColumnData::U64(t)) = columns.get_mut(0).and_then(ColumnBuf::kept_data_mut)
-            {
-                t.push(t_us);
-            }
-            if let Some(ColumnData::U16(id)) = columns.get_mut(1).and_then(ColumnBuf::kept_data_mut)
-            {
-                id.push(type_id);
-            }
-            if let Some(column) = columns.get_mut(2) {
-                column
-                    .push_bytes(payload)
-                    .map_err(|e| Error::Core(recfmt_core::Error::invalid(e)))?;
-            }
-        } else if let Some(compiled) = shared.compiled.get(stream)
-            && let Some((time, values)) = columns.split_first_mut()
-        {
-            compiled.decode_columns_unchecked(payload, values);
-            if let Some(ColumnData::U64(t)) = time.kept_data_mut() {
-                t.push(t_us);
-            }
-        }
+        let record = block.record_at(start).ok_or_else(corrupt_block)?;
+        shared
+            .decoder
+            .write_row(stream as usize, &record, &mut row)?;
     }
-    for (stream, &n) in block.counts.iter().enumerate() {
-        if n > 0 && set.wants(stream) {
-            set.stream_mut(stream).commit_rows(n);
-        }
-    }
+    drop(row);
     block.decoded = Some((Arc::clone(sel), set));
     Ok(())
 }
@@ -338,9 +319,15 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// Starts `threads` workers (at least one); `None` when a thread cannot be started.
-    pub(crate) fn start(shared: Shared, threads: usize, block_bytes: usize) -> Option<Self> {
-        let shared = Arc::new(shared);
+    /// Starts `threads` workers (at least one) that decode rows of `schema` with `decoder`;
+    /// `None` when a thread cannot be started.
+    pub(crate) fn start(
+        schema: Schema,
+        decoder: RowDecoder,
+        threads: usize,
+        block_bytes: usize,
+    ) -> Option<Self> {
+        let shared = Arc::new(Shared { schema, decoder });
         let mut workers = Vec::new();
         for i in 0..threads.max(1) {
             let (jobs_tx, jobs_rx) = sync_channel::<Job>(BLOCKS_PER_WORKER);
@@ -507,15 +494,15 @@ impl Pipeline {
         consume(block, dst).map(Some)
     }
 
-    /// The next framed row as a frame (for [`recfmt_core::RecordingReader::read_frame`] mixed
-    /// with batches): `None` when no framed row is left.
-    pub(crate) fn next_frame(&mut self, dst: &mut FrameBuf) -> Result<Option<()>> {
+    /// Writes the next framed row to `row` (for [`recfmt_core::RecordingReader::read_frame`]
+    /// mixed with batches): false when no framed row is left.
+    pub(crate) fn next_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
         let shared = Arc::clone(&self.shared);
         let Some(block) = self.front()? else {
-            return Ok(None);
+            return Ok(false);
         };
         let Some(&(start, stream)) = block.recs.get(block.next) else {
-            return Ok(None);
+            return Ok(false);
         };
         let stream = stream as usize;
         if let Some(c) = block.consumed.get_mut(stream) {
@@ -524,20 +511,11 @@ impl Pipeline {
         block.next += 1;
         if block.error_after_last && block.is_done() {
             // The row path fails on this record (a long payload, strict) without returning it.
-            return Ok(None);
+            return Ok(false);
         }
-        let (t_us, type_id, payload) = block.record_at(start).ok_or_else(corrupt_block)?;
-        if stream == shared.unknown_stream {
-            dst.reset(stream, 3);
-            dst.values[0] = Value::UInt(t_us);
-            dst.values[1] = Value::UInt(u64::from(type_id));
-            dst.values[2].set_bytes(payload);
-        } else if let Some(compiled) = shared.compiled.get(stream) {
-            dst.reset(stream, compiled.len() + 1);
-            dst.values[0] = Value::UInt(t_us);
-            compiled.decode_into(payload, &mut dst.values[1..]);
-        }
-        Ok(Some(()))
+        let record = block.record_at(start).ok_or_else(corrupt_block)?;
+        shared.decoder.write_row(stream, &record, row)?;
+        Ok(true)
     }
 }
 

@@ -1,28 +1,27 @@
 //! The adapter from USVLOG to the generic recfmt model: one stream per record type.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
-    BatchSet, ColumnBuf, ColumnData, DType, FormatInfo, FrameBuf, Header, Integrity, ReadOptions,
-    RecordingReader, Schema, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem, Value,
+    BatchSet, DType, FormatInfo, Header, Integrity, ReadOptions, RecordingReader, RowWriter,
+    Schema, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem,
 };
 
+use crate::decode::RowDecoder;
 use crate::error::{Error, Result};
+use crate::events::EventLog;
 use crate::io::Reader;
-use crate::layout::{CompiledLayout, LayoutTable, RecordLayout, read_layout_file};
+use crate::layout::{LayoutTable, RecordLayout, read_layout_file};
 use crate::meta::Meta;
-use crate::parallel::{Block, DEFAULT_BLOCK_BYTES, End, MAX_BLOCK_BYTES, Pipeline, Shared};
+use crate::parallel::{Block, DEFAULT_BLOCK_BYTES, End, MAX_BLOCK_BYTES, Pipeline};
 
 /// Name of the stream that keeps records of types without a layout, as raw bytes.
 pub const UNKNOWN_STREAM: &str = "REC_UNKNOWN";
 /// Name of the stream of `events.jsonl` entries.
 pub const EVENTS_STREAM: &str = "EVENTS";
-/// Longest `events.jsonl` line kept, in bytes; a longer line is skipped as corrupt without
-/// ever being held whole in memory.
-pub const MAX_EVENT_LINE_LEN: usize = 1 << 20;
 
 /// The files of a session: `timeseries.bin` and, when present, `meta.json` and `events.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,36 +63,22 @@ pub struct UsvlogRecording<R> {
     header: Header,
     schema: Schema,
     layouts: Vec<RecordLayout>,
-    compiled: Vec<CompiledLayout>,
+    /// The one decoding of records into rows, shared with the decoding threads.
+    decoder: RowDecoder,
     /// Stream index of each type id (`u32::MAX` for types without a layout): a table, because
     /// this lookup runs for every record.
     stream_of_type: Box<[u32]>,
-    unknown_stream: usize,
-    events_stream: Option<usize>,
-    events: Option<BufReader<File>>,
-    events_line: u64,
-    /// Byte offset of the next `events.jsonl` line.
-    events_offset: u64,
-    /// Events read, and how many `meta.json` says the file holds.
-    events_read: u64,
-    events_expected: Option<u64>,
+    events: Option<EventLog>,
     /// Records of each stream's type seen, and how many `meta.json` says were written.
     records_seen: Vec<u64>,
     records_expected: Vec<(usize, u64)>,
-    /// Per stream, whether the batch being filled keeps any column besides the time: a scan
-    /// of times (`validate`) then frames records without visiting their fields.
-    values_kept: Vec<bool>,
-    /// Per stream, what one batch call of the single-threaded path keeps at hand.
-    fills: Vec<StreamFill>,
     strict: bool,
     unknown_counts: BTreeMap<u16, u64>,
-    long_payload_warned: HashMap<u16, ()>,
+    long_payload_warned: HashSet<u16>,
     total_bytes: Option<u64>,
     records_done: bool,
     /// The record file, named in errors raised while reading rows.
     path: Option<PathBuf>,
-    /// Rows appended to each stream's batch and not yet committed (batch path).
-    pending_rows: Vec<usize>,
     /// Threads that decode blocks for the batch path (0: decode on the caller's thread).
     decode_threads: usize,
     /// Bytes of records per block handed to a decoding thread.
@@ -102,6 +87,9 @@ pub struct UsvlogRecording<R> {
     resync: bool,
     /// The blocks of the batch path, once it started decoding on other threads.
     pipeline: Option<Pipeline>,
+    /// The address of the last batch set found to want times alone (which one thread reads
+    /// faster), so the check is not repeated for every row.
+    times_only_set: Option<usize>,
 }
 
 /// Environment variable that sets the number of USVLOG decoding threads of the batch path
@@ -253,12 +241,16 @@ impl<R: Read> UsvlogRecording<R> {
             .signals
             .push(SignalDesc::scalar("payload", DType::Bytes));
         schema.streams.push(unknown);
-        let events_stream = events.as_ref().map(|_| {
+        let events = events.map(|file| {
             let mut s = StreamDesc::new(EVENTS_STREAM, time_signal(), TimeBase::MICROSECONDS);
             s.signals.push(SignalDesc::scalar("type", DType::Str));
             s.signals.push(SignalDesc::scalar("json", DType::Str));
             schema.streams.push(s);
-            schema.streams.len() - 1
+            EventLog::new(
+                file,
+                schema.streams.len() - 1,
+                meta.and_then(Meta::event_count),
+            )
         });
 
         let records_expected = meta
@@ -270,37 +262,32 @@ impl<R: Read> UsvlogRecording<R> {
         Ok(UsvlogRecording {
             records_seen: vec![0; layouts.len()],
             records_expected,
-            values_kept: Vec::new(),
-            fills: Vec::new(),
-            events_offset: 0,
-            events_read: 0,
-            events_expected: meta.and_then(Meta::event_count),
             reader,
             header,
             schema,
-            compiled: layouts.iter().map(RecordLayout::compile).collect(),
+            decoder: RowDecoder::new(
+                layouts.iter().map(RecordLayout::compile).collect(),
+                unknown_stream,
+            ),
             layouts,
             stream_of_type,
-            unknown_stream,
-            events_stream,
             events,
-            events_line: 0,
             strict: options.strict,
             unknown_counts: BTreeMap::new(),
-            long_payload_warned: HashMap::new(),
+            long_payload_warned: HashSet::new(),
             total_bytes: None,
             records_done: false,
             path: None,
-            pending_rows: Vec::new(),
             decode_threads: default_decode_threads(),
             block_bytes: DEFAULT_BLOCK_BYTES,
             resync: options.resync,
             pipeline: None,
+            times_only_set: None,
         })
     }
 
     /// Sets the number of threads that decode records for [`RecordingReader::read_batches`]
-    /// (0: all on the caller's thread, the path [`RecordingReader::read_frame`] takes). Takes
+    /// (0: all on the caller's thread, as [`RecordingReader::read_frame`] does). Takes
     /// effect when the batch path starts; rows, values and integrity notes do not depend on it.
     pub fn set_decode_threads(&mut self, threads: usize) {
         self.decode_threads = threads.min(64);
@@ -329,10 +316,7 @@ impl<R: Read> UsvlogRecording<R> {
         if self.pipeline.is_some() {
             return true;
         }
-        let decodes_values =
-            (0..dst.len()).any(|s| dst.wants(s) && dst.stream(s).keeps_other_than(0));
         if self.decode_threads == 0
-            || !decodes_values
             || self.resync
             || self
                 .total_bytes
@@ -340,12 +324,23 @@ impl<R: Read> UsvlogRecording<R> {
         {
             return false;
         }
-        let shared = Shared {
-            schema: self.schema.clone(),
-            compiled: self.compiled.clone(),
-            unknown_stream: self.unknown_stream,
-        };
-        self.pipeline = Pipeline::start(shared, self.decode_threads, self.block_bytes);
+        // Asked once per batch set, not once per row: a set's selection does not change.
+        let key = std::ptr::from_ref(dst) as usize;
+        if self.times_only_set == Some(key) {
+            return false;
+        }
+        let decodes_values =
+            (0..dst.len()).any(|s| dst.wants(s) && dst.stream(s).keeps_other_than(0));
+        if !decodes_values {
+            self.times_only_set = Some(key);
+            return false;
+        }
+        self.pipeline = Pipeline::start(
+            self.schema.clone(),
+            self.decoder.clone(),
+            self.decode_threads,
+            self.block_bytes,
+        );
         if self.pipeline.is_none() {
             // No thread could be started: decode here.
             self.decode_threads = 0;
@@ -357,7 +352,7 @@ impl<R: Read> UsvlogRecording<R> {
     /// the records end (false), with every check and integrity note of the single-threaded
     /// path, in the same order. Records that yield no row (a short payload skipped as corrupt)
     /// are left out; an error (strict mode, I/O) ends the block before the failing record,
-    /// except a long payload, kept as the batch path keeps it.
+    /// except a long payload, kept as the single-threaded path keeps it.
     fn frame_block(&mut self, block: &mut Block, limit: usize) -> Result<bool> {
         while block.bytes() < limit {
             let Some(record) = self.reader.read_record_ref()? else {
@@ -366,18 +361,13 @@ impl<R: Read> UsvlogRecording<R> {
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
-                block.push(
-                    self.unknown_stream,
-                    record.t_us,
-                    record.type_id,
-                    record.payload,
-                );
+                block.push(self.decoder.unknown_stream(), &record);
                 continue;
             }
             self.records_seen[stream] += 1;
-            let (expected, found) = (self.compiled[stream].size, record.payload.len());
+            let (expected, found) = (self.decoder.payload_size(stream), record.payload.len());
             if found >= expected {
-                block.push(stream, record.t_us, record.type_id, record.payload);
+                block.push(stream, &record);
             }
             if found == expected {
                 continue;
@@ -393,7 +383,9 @@ impl<R: Read> UsvlogRecording<R> {
         Ok(true)
     }
 
-    /// The batch path on decoding threads: keeps blocks in flight, appends decoded ones.
+    /// The batch path on decoding threads: frames blocks while the workers have room and
+    /// appends the next decoded block to `dst`, until a wanted stream is full (true) or the
+    /// records end (false; or fail, once the rows before the failure are handed out).
     fn pipelined_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
         self.check_batch_set(dst)?;
         let Some(mut pipeline) = self.pipeline.take() else {
@@ -404,9 +396,7 @@ impl<R: Read> UsvlogRecording<R> {
         result
     }
 
-    /// The loop of [`Self::pipelined_batches`]: frames blocks while the workers have room,
-    /// hands out the next decoded block, until a wanted stream is full or the records end (or
-    /// fail, once the rows before the failure are handed out).
+    /// The loop of [`Self::pipelined_batches`].
     fn pipelined_fill(&mut self, p: &mut Pipeline, dst: &mut BatchSet) -> Result<bool> {
         let sel = p.selection(dst);
         loop {
@@ -431,20 +421,51 @@ impl<R: Read> UsvlogRecording<R> {
         }
     }
 
-    /// The next row for [`RecordingReader::read_frame`]: rows framed ahead by the batch path
-    /// first, then the reader's.
-    fn next_frame_any(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+    /// Fails on a batch set not made for this schema: the decoded blocks are copied into it
+    /// column by column.
+    fn check_batch_set(&self, dst: &BatchSet) -> Result<()> {
+        let streams = &self.schema.streams;
+        let matches = dst.len() == streams.len()
+            && streams.iter().enumerate().all(|(s, desc)| {
+                !dst.wants(s) || {
+                    let columns = dst.stream(s).columns();
+                    columns.len() == desc.signals.len()
+                        && columns
+                            .iter()
+                            .zip(&desc.signals)
+                            .all(|(c, d)| c.dtype() == d.dtype)
+                }
+            });
+        if matches {
+            Ok(())
+        } else {
+            Err(Error::Core(recfmt_core::Error::invalid(
+                "a batch set not made for this USVLOG schema".to_owned(),
+            )))
+        }
+    }
+
+    /// The next record's row (true), or false when the records end. On the batch path with
+    /// decoding threads ([`Self::set_decode_threads`]) a call appends whole decoded blocks
+    /// until a batch is full; rows framed ahead by it are handed out first on the row path.
+    fn next_records(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+        if let Some(dst) = row.batch_set()
+            && self.use_pipeline(dst)
+            && let Some(dst) = row.batch_set_mut()
+        {
+            return self.pipelined_batches(dst);
+        }
         if let Some(p) = self.pipeline.as_mut()
             && p.holds_rows()
         {
-            if p.next_frame(dst)?.is_some() {
+            if p.next_row(row)? {
                 return Ok(true);
             }
             if p.ended()? {
                 return Ok(false);
             }
         }
-        self.next_record_frame(dst)
+        self.next_record_row(row)
     }
 
     /// The low-level reader underneath.
@@ -452,33 +473,43 @@ impl<R: Read> UsvlogRecording<R> {
         &self.reader
     }
 
-    fn next_record_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
+    /// Reads records until one yields a row (written to `row` when its stream is wanted):
+    /// true, or false at the end of the records. On the batch path it goes on with the next
+    /// records while the batches have room ([`RowWriter::has_room`]), so a run of records is
+    /// decoded in one call.
+    #[inline]
+    fn next_record_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
         loop {
-            let Some(record) = self.reader.read_record_ref()? else {
-                return Ok(false);
+            let record = match self.reader.read_record_ref() {
+                Ok(Some(record)) => record,
+                Ok(None) => return Ok(false),
+                Err(e) => return Err(e),
             };
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
-                dst.reset(self.unknown_stream, 3);
-                dst.values[0] = Value::UInt(record.t_us);
-                dst.values[1] = Value::UInt(u64::from(record.type_id));
-                dst.values[2].set_bytes(record.payload);
-                return Ok(true);
+                let unknown = self.decoder.unknown_stream();
+                self.decoder.write_row(unknown, &record, row)?;
+                if !row.has_room() {
+                    return Ok(true);
+                }
+                continue;
             }
             self.records_seen[stream] += 1;
-            let compiled = &self.compiled[stream];
-            let (expected, found) = (compiled.size, record.payload.len());
+            let (expected, found) = (self.decoder.payload_size(stream), record.payload.len());
             if found >= expected {
-                dst.reset(stream, compiled.len() + 1);
-                dst.values[0] = Value::UInt(record.t_us);
-                compiled.decode_into(record.payload, &mut dst.values[1..]);
+                self.decoder.write_row(stream, &record, row)?;
                 if found == expected {
-                    return Ok(true);
+                    if !row.has_room() {
+                        return Ok(true);
+                    }
+                    continue;
                 }
             }
             let (offset, type_id) = (record.offset, record.type_id);
-            if self.payload_length_mismatch(offset, type_id, stream, expected, found)? {
+            if self.payload_length_mismatch(offset, type_id, stream, expected, found)?
+                && !row.has_room()
+            {
                 return Ok(true);
             }
         }
@@ -512,163 +543,12 @@ impl<R: Read> UsvlogRecording<R> {
                 .skip_corrupt(offset, lost, &mismatch.to_string());
             return Ok(false);
         }
-        if self.long_payload_warned.insert(type_id, ()).is_none() {
+        if self.long_payload_warned.insert(type_id) {
             self.reader.integrity_mut().warn(format!(
                 "{mismatch}; extra bytes ignored (further ones not reported)"
             ));
         }
         Ok(true)
-    }
-
-    /// The batch path of [`Self::next_record_frame`]: appends records to `dst` until a wanted
-    /// stream is full or the records end (then returns false). Same rows, checks and integrity
-    /// notes; records of unwanted streams are checked but not decoded.
-    fn next_record_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
-        if self.use_pipeline(dst) {
-            return self.pipelined_batches(dst);
-        }
-        // Rows are counted here and committed once per call, not once per record.
-        let mut pending = std::mem::take(&mut self.pending_rows);
-        pending.clear();
-        pending.resize(dst.len(), 0);
-        let result = self.fill_record_batches(dst, &mut pending);
-        for (stream, &rows) in pending.iter().enumerate() {
-            if rows > 0 {
-                dst.stream_mut(stream).commit_rows(rows);
-            }
-        }
-        self.pending_rows = pending;
-        result
-    }
-
-    /// The loop of [`Self::next_record_batches`]; `pending[s]` counts the rows appended to
-    /// stream `s` and not yet committed.
-    fn fill_record_batches(&mut self, dst: &mut BatchSet, pending: &mut [usize]) -> Result<bool> {
-        let capacity = dst.capacity();
-        self.check_batch_set(dst)?;
-        self.values_kept.clear();
-        self.values_kept
-            .extend((0..dst.len()).map(|stream| dst.stream(stream).keeps_other_than(0)));
-        self.fills.clear();
-        for stream in 0..dst.len() {
-            let wanted = dst.wants(stream);
-            let batch = dst.stream_mut(stream);
-            let (rows, bytes, row_bytes) =
-                (batch.rows(), batch.byte_len(), batch.fixed_row_bytes());
-            let time = batch.columns_mut().first_mut();
-            let time = match time.and_then(ColumnBuf::kept_data_mut) {
-                Some(ColumnData::U64(t)) if wanted => Some(std::mem::take(t)),
-                _ => None,
-            };
-            self.fills.push(StreamFill {
-                time,
-                rows,
-                bytes,
-                row_bytes,
-            });
-        }
-        let result = self.fill_record_batches_loop(dst, pending, capacity);
-        // Put back whatever ended the call, so the rows appended so far are kept.
-        for (stream, fill) in self.fills.drain(..).enumerate() {
-            let time = dst.stream_mut(stream).columns_mut().first_mut();
-            if let (Some(taken), Some(ColumnData::U64(t))) =
-                (fill.time, time.and_then(ColumnBuf::kept_data_mut))
-            {
-                *t = taken;
-            }
-        }
-        result
-    }
-
-    /// Fails on a batch set not made for this schema, or whose wanted streams' columns do not
-    /// match their layouts.
-    fn check_batch_set(&self, dst: &BatchSet) -> Result<()> {
-        if dst.len() != self.schema.streams.len() {
-            return Err(batch_error(format!(
-                "a batch set of {} streams for a schema of {}",
-                dst.len(),
-                self.schema.streams.len()
-            )));
-        }
-        // Checked once here, so each record is decoded without looking at the column types.
-        for (stream, compiled) in self.compiled.iter().enumerate() {
-            if dst.wants(stream) && !compiled.columns_match(&dst.stream(stream).columns()[1..]) {
-                return Err(batch_error(format!(
-                    "the columns of stream {stream} do not match its layout"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// The loop of [`Self::fill_record_batches`] (one thread), with each stream's time
-    /// vector and counts in `self.fills`. A batch is full at `capacity` rows or at
-    /// `BatchSet::MAX_BATCH_BYTES` of values (counted here as they are appended: exact for
-    /// the fixed layouts, a lower bound for the unknown records' payloads).
-    fn fill_record_batches_loop(
-        &mut self,
-        dst: &mut BatchSet,
-        pending: &mut [usize],
-        capacity: usize,
-    ) -> Result<bool> {
-        loop {
-            let Some(record) = self.reader.read_record_ref()? else {
-                return Ok(false);
-            };
-            let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
-            if stream == u32::MAX as usize {
-                *self.unknown_counts.entry(record.type_id).or_default() += 1;
-                let unknown = self.unknown_stream;
-                if !dst.wants(unknown) {
-                    continue;
-                }
-                // The payload first: it is the push that can fail (a column's 2 GiB), and a
-                // failed row must leave no element behind in the other columns.
-                let columns = dst.stream_mut(unknown).columns_mut();
-                columns[2]
-                    .push_bytes(record.payload)
-                    .map_err(|e| batch_error(e.to_string()))?;
-                if let Some(ColumnData::U16(id)) = columns[1].kept_data_mut() {
-                    id.push(record.type_id);
-                }
-                let fill = &mut self.fills[unknown];
-                if let Some(t) = &mut fill.time {
-                    t.push(record.t_us);
-                }
-                fill.bytes += fill.row_bytes + record.payload.len();
-                pending[unknown] += 1;
-                if BatchSet::full_at(capacity, fill.rows + pending[unknown], fill.bytes) {
-                    return Ok(true);
-                }
-                continue;
-            }
-            self.records_seen[stream] += 1;
-            let compiled = &self.compiled[stream];
-            let (expected, found) = (compiled.size, record.payload.len());
-            let fill = &mut self.fills[stream];
-            if found >= expected && dst.wants(stream) {
-                if self.values_kept[stream] {
-                    let columns = dst.stream_mut(stream).columns_mut();
-                    compiled.decode_columns_unchecked(record.payload, &mut columns[1..]);
-                }
-                if let Some(t) = &mut fill.time {
-                    t.push(record.t_us);
-                }
-                fill.bytes += fill.row_bytes;
-                pending[stream] += 1;
-            }
-            let full = BatchSet::full_at(capacity, fill.rows + pending[stream], fill.bytes);
-            if found == expected {
-                if full {
-                    return Ok(true);
-                }
-                continue;
-            }
-            let (offset, type_id) = (record.offset, record.type_id);
-            if self.payload_length_mismatch(offset, type_id, stream, expected, found)? && full {
-                return Ok(true);
-            }
-        }
     }
 
     /// A record-file result as the generic one, its error naming the record file when known.
@@ -721,125 +601,6 @@ impl<R: Read> UsvlogRecording<R> {
         }
         Ok(())
     }
-
-    /// Reads the next `events.jsonl` line into `line` (without its line break), holding at
-    /// most [`MAX_EVENT_LINE_LEN`] bytes of it. Returns the line's byte length, or `None` at
-    /// the end of the file.
-    fn next_event_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
-        let Some(events) = self.events.as_mut() else {
-            return Ok(None);
-        };
-        line.clear();
-        let mut length = 0usize;
-        loop {
-            let available = events.fill_buf()?;
-            if available.is_empty() {
-                return Ok((length > 0).then_some(length));
-            }
-            let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-                Some(i) => (&available[..i], Some(i + 1)),
-                None => (available, None),
-            };
-            if line.len() + chunk.len() <= MAX_EVENT_LINE_LEN {
-                line.extend_from_slice(chunk);
-            }
-            length += chunk.len();
-            let used = done.unwrap_or(chunk.len());
-            events.consume(used);
-            self.events_offset += used as u64;
-            if done.is_some() {
-                return Ok(Some(length));
-            }
-        }
-    }
-
-    /// The next `events.jsonl` line as a row. A line that is too long or not a JSON object is
-    /// skipped as corrupt (an error when strict); fewer events than `meta.json` counts is data
-    /// lost.
-    fn next_event_frame(&mut self, dst: &mut FrameBuf) -> Result<bool> {
-        let Some(stream) = self.events_stream else {
-            return Ok(false);
-        };
-        let mut line = Vec::new();
-        loop {
-            let start = self.events_offset;
-            let length = match self.next_event_line(&mut line) {
-                Ok(Some(length)) => length,
-                Ok(None) => break,
-                Err(e) => {
-                    self.reader
-                        .integrity_mut()
-                        .warn(format!("events.jsonl line {}: {e}", self.events_line + 1));
-                    break;
-                }
-            };
-            self.events_line += 1;
-            let text = std::str::from_utf8(&line).unwrap_or("");
-            if length <= MAX_EVENT_LINE_LEN && text.trim().is_empty() && line.is_ascii() {
-                continue;
-            }
-            let parsed = (length <= MAX_EVENT_LINE_LEN)
-                .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
-                .flatten()
-                .filter(serde_json::Value::is_object);
-            let Some(event) = parsed else {
-                let why = if length > MAX_EVENT_LINE_LEN {
-                    format!("longer than {MAX_EVENT_LINE_LEN} bytes")
-                } else {
-                    "not a JSON object".into()
-                };
-                let what = format!(
-                    "events.jsonl line {} (byte {start}): {why}",
-                    self.events_line
-                );
-                if self.strict {
-                    return Err(Error::Core(recfmt_core::Error::malformed(
-                        crate::FORMAT_ID,
-                        start,
-                        format!("a JSON object on events.jsonl line {}", self.events_line),
-                    )));
-                }
-                self.reader
-                    .integrity_mut()
-                    .skip_corrupt(start, length as u64, &what);
-                continue;
-            };
-            self.events_read += 1;
-            dst.reset(stream, 3);
-            dst.values[0] = event
-                .get("t_us")
-                .and_then(serde_json::Value::as_u64)
-                .map_or(Value::Null, Value::UInt);
-            match event.get("type").and_then(serde_json::Value::as_str) {
-                Some(t) => dst.values[1].set_str(t),
-                None => dst.values[1] = Value::Null,
-            }
-            dst.values[2].set_str(text.trim());
-            return Ok(true);
-        }
-        if let Some(expected) = self.events_expected.take()
-            && self.events_read < expected
-        {
-            let lost = expected - self.events_read;
-            if self.strict {
-                return Err(Error::Core(recfmt_core::Error::malformed(
-                    crate::FORMAT_ID,
-                    self.events_offset,
-                    format!("{lost} more events.jsonl lines (meta.json counts {expected})"),
-                )));
-            }
-            let end = self.events_offset;
-            let integrity = self.reader.integrity_mut();
-            if !integrity.lost_data() {
-                integrity.truncate(end, 0);
-            }
-            integrity.warn(format!(
-                "meta.json counts {expected} events but events.jsonl holds {}: {lost} lost",
-                self.events_read
-            ));
-        }
-        Ok(false)
-    }
 }
 
 impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
@@ -855,33 +616,25 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
         &self.schema
     }
 
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> recfmt_core::Result<bool> {
         if !self.records_done {
-            let next = self.next_frame_any(dst);
+            let next = self.next_records(row);
             if self.in_records(next)? {
                 return Ok(true);
             }
             let finished = self.finish_records();
             self.in_records(finished)?;
         }
-        let event = self.next_event_frame(dst).map_err(recfmt_core::Error::from);
+        let Some(events) = self.events.as_mut() else {
+            return Ok(false);
+        };
+        let event = events
+            .next_row(row, self.reader.integrity_mut(), self.strict)
+            .map_err(recfmt_core::Error::from);
         match (&self.path, event) {
             (Some(path), Err(e)) => Err(e.in_file(path.with_file_name("events.jsonl"))),
             (_, event) => event,
         }
-    }
-
-    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
-        if !self.records_done {
-            let more = self.next_record_batches(dst);
-            if self.in_records(more)? {
-                return Ok(true);
-            }
-            let finished = self.finish_records();
-            self.in_records(finished)?;
-        }
-        // events.jsonl lines are few and text: row by row.
-        recfmt_core::read_batches_by_rows(self, dst)
     }
 
     fn integrity(&self) -> &Integrity {
@@ -891,24 +644,4 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
     fn progress(&self) -> (u64, Option<u64>) {
         (self.reader.position(), self.total_bytes)
     }
-}
-
-/// One stream's state during a batch call of the single-threaded path.
-#[derive(Debug)]
-struct StreamFill {
-    /// The batch's time vector, taken out for the call so that a record's time is pushed
-    /// without going through the batch and its column every time (`None`: not wanted or
-    /// skipped).
-    time: Option<Vec<u64>>,
-    /// Rows the batch held when the call began (rows appended since are in `pending`).
-    rows: usize,
-    /// Bytes of values the batch holds, counted as rows are appended.
-    bytes: usize,
-    /// Bytes a row adds to its kept fixed-width columns (`StreamBatch::fixed_row_bytes`).
-    row_bytes: usize,
-}
-
-/// A batch the adapter cannot fill (columns that do not match the schema it made).
-fn batch_error(message: String) -> Error {
-    Error::Core(recfmt_core::Error::invalid(message))
 }

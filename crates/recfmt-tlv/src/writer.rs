@@ -47,7 +47,7 @@ pub fn copy_session_with(source: &Path, target: &Path, replace: Replace) -> Resu
     writer.write_header(&header)?;
     let mut record = Record::default();
     let mut count = 0;
-    while reader.read_record(&mut record)? > 0 {
+    while reader.read_record(&mut record)? {
         writer.write_record(&record)?;
         count += 1;
     }

@@ -229,7 +229,7 @@ fn records(path: &Path) -> Vec<Record> {
     reader.read_header().expect("header");
     let mut out = Vec::new();
     let mut record = Record::default();
-    while reader.read_record(&mut record).expect("record") > 0 {
+    while reader.read_record(&mut record).expect("record") {
         out.push(record.clone());
     }
     out

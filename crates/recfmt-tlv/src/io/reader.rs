@@ -32,9 +32,9 @@ const RESYNC_WINDOW_US: u64 = 3_600_000_000;
 /// let mut r = Reader::new(&bytes[..]);
 /// assert_eq!(r.read_header()?.t0_us, 5);
 /// let mut record = Record::default();
-/// assert_eq!(r.read_record(&mut record)?, 20);
+/// assert!(r.read_record(&mut record)?);
 /// assert_eq!((record.type_id, record.offset), (4, 32));
-/// assert_eq!(r.read_record(&mut record)?, 0);
+/// assert!(!r.read_record(&mut record)?);
 /// # Ok::<(), recfmt_tlv::Error>(())
 /// ```
 #[derive(Debug)]
@@ -169,19 +169,42 @@ impl<R: Read> Reader<R> {
         Ok(header)
     }
 
-    /// Reads the next record into `record`, reusing its payload buffer. Returns the bytes
-    /// consumed, or 0 at the end of the records (a torn tail ends them too).
-    pub fn read_record(&mut self, record: &mut Record) -> Result<usize> {
+    /// Reads the next record into `record`, reusing its payload buffer. Returns false at the
+    /// end of the records (a torn tail ends them too).
+    pub fn read_record(&mut self, record: &mut Record) -> Result<bool> {
         let Some(r) = self.read_record_ref()? else {
-            return Ok(0);
+            return Ok(false);
         };
-        let total = RECORD_HEADER_LEN + r.payload.len();
         record.t_us = r.t_us;
         record.type_id = r.type_id;
         record.offset = r.offset;
         record.payload.clear();
         record.payload.extend_from_slice(r.payload);
-        Ok(total)
+        Ok(true)
+    }
+
+    /// The records left, one [`Record`] each (its own payload); the iterator ends at the end
+    /// of the records or after the first error.
+    ///
+    /// ```
+    /// use recfmt_tlv::{FileHeader, Record, io::{Reader, Writer}};
+    /// let mut w = Writer::new(Vec::new());
+    /// w.write_header(&FileHeader::new(1, 0))?;
+    /// for t_us in [10, 20] {
+    ///     w.write_record(&Record { t_us, type_id: 99, payload: vec![1, 2], offset: 0 })?;
+    /// }
+    /// let bytes = w.into_inner()?;
+    /// let mut r = Reader::new(&bytes[..]);
+    /// r.read_header()?;
+    /// let times: Vec<u64> = r.records().map(|rec| rec.map(|rec| rec.t_us)).collect::<Result<_, _>>()?;
+    /// assert_eq!(times, [10, 20]);
+    /// # Ok::<(), recfmt_tlv::Error>(())
+    /// ```
+    pub fn records(&mut self) -> Records<'_, R> {
+        Records {
+            reader: self,
+            done: false,
+        }
     }
 
     /// Reads the next record without copying it: the payload borrows the reader's buffer until
@@ -351,6 +374,35 @@ impl<R: Read> Reader<R> {
     }
 }
 
+/// The iterator of [`Reader::records`].
+#[derive(Debug)]
+pub struct Records<'a, R> {
+    reader: &'a mut Reader<R>,
+    done: bool,
+}
+
+impl<R: Read> Iterator for Records<'_, R> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut record = Record::default();
+        match self.reader.read_record(&mut record) {
+            Ok(true) => Some(Ok(record)),
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,7 +431,7 @@ mod tests {
         r.read_header().unwrap();
         let mut out = Vec::new();
         let mut rec = Record::default();
-        while r.read_record(&mut rec).unwrap() > 0 {
+        while r.read_record(&mut rec).unwrap() {
             out.push(rec.clone());
         }
         (out, r.integrity().clone())

@@ -1,0 +1,366 @@
+//! Record layouts: each record type is declared once, as a table of fields (the built-in
+//! table of the spec, or a user layout read from JSON or TOML), and everything else follows
+//! from that table: the stream's signals and units ([`RecordLayout::signals`]), the decoding
+//! of a payload into a row ([`CompiledLayout::write_fields`], the one decode path of both the
+//! row and the column views), and the encoding of a row into a payload
+//! ([`RecordLayout::encode`]).
+
+mod builtin;
+mod file;
+mod table;
+
+pub use builtin::builtin_layouts;
+pub use file::{parse_layouts, read_layout_file};
+pub use table::{CatalogEntry, LayoutTable};
+
+use recfmt_core::{DType, FrameBuf, RowWriter, Shape, SignalDesc, Value};
+
+use crate::error::{Error, Result};
+
+/// The element type of a field, as packed in the payload (little-endian, no alignment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// A value of this dtype.
+    Value(DType),
+    /// `n` padding bytes (ignored when reading, written as zero).
+    Pad(usize),
+}
+
+/// One field of a record payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldLayout {
+    /// Field name (empty for padding).
+    pub name: String,
+    /// Element type.
+    pub ty: FieldType,
+    /// Elements per field (1 for scalars).
+    pub count: usize,
+    /// Physical unit.
+    pub unit: Option<String>,
+}
+
+impl FieldLayout {
+    /// Bytes the field occupies.
+    pub fn size(&self) -> usize {
+        match self.ty {
+            FieldType::Pad(n) => n,
+            FieldType::Value(d) => d.size().unwrap_or(0) * self.count,
+        }
+    }
+}
+
+/// A layout with every value field's offset precomputed, for decoding a record in one pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledLayout {
+    /// Payload size in bytes.
+    pub size: usize,
+    /// `(offset, dtype, count)` of each value field, in order.
+    fields: Vec<(usize, DType, usize)>,
+}
+
+impl CompiledLayout {
+    /// Number of value fields.
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// True when the layout has no value fields.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Pushes the value fields of `payload` to `row`, one signal per value field, each in its
+    /// own type (a field a projection left out is skipped, not decoded). The one decode of a
+    /// record layout: the row view, the column view and USVLOG's decoding threads all come
+    /// here. Fails when `payload` is shorter than [`CompiledLayout::size`].
+    #[inline]
+    pub fn write_fields(&self, payload: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+        let Some(payload) = payload.get(..self.size) else {
+            return Err(recfmt_core::Error::invalid(format!(
+                "a {}-byte payload for a {}-byte layout",
+                payload.len(),
+                self.size
+            )));
+        };
+        for &(offset, dtype, count) in &self.fields {
+            if !row.wants_next() {
+                row.skip()?;
+                continue;
+            }
+            let width = dtype.size().unwrap_or(1);
+            let bytes = &payload[offset..offset + width * count];
+            if count == 1 {
+                push_scalar(dtype, bytes, row)?;
+            } else {
+                push_array(dtype, bytes, row)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pushes one little-endian element of `dtype`.
+#[inline]
+fn push_scalar(dtype: DType, b: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+    match dtype {
+        DType::Bool => row.push(b[0] != 0),
+        DType::I8 => row.push(b[0] as i8),
+        DType::I16 => row.push(i16::from_le_bytes(le(b))),
+        DType::I32 => row.push(i32::from_le_bytes(le(b))),
+        DType::I64 => row.push(i64::from_le_bytes(le(b))),
+        DType::U8 => row.push(b[0]),
+        DType::U16 => row.push(u16::from_le_bytes(le(b))),
+        DType::U32 => row.push(u32::from_le_bytes(le(b))),
+        DType::U64 => row.push(u64::from_le_bytes(le(b))),
+        DType::F32 => row.push(f32::from_le_bytes(le(b))),
+        DType::F64 => row.push(f64::from_le_bytes(le(b))),
+        // Layouts hold fixed-size numbers and bools only (checked when they are read).
+        _ => row.push_null(),
+    }
+}
+
+/// Pushes a fixed-length array of little-endian elements of `dtype`.
+fn push_array(dtype: DType, bytes: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+    macro_rules! array {
+        ($t:ty) => {{
+            const N: usize = std::mem::size_of::<$t>();
+            let items: Vec<$t> = bytes
+                .chunks_exact(N)
+                .map(|c| <$t>::from_le_bytes(le(c)))
+                .collect();
+            row.push_slice(&items)
+        }};
+    }
+    match dtype {
+        DType::Bool => row.push_slice(&bytes.iter().map(|&b| b != 0).collect::<Vec<_>>()),
+        DType::I8 => row.push_slice(&bytes.iter().map(|&b| b as i8).collect::<Vec<_>>()),
+        DType::U8 => row.push_slice(bytes),
+        DType::I16 => array!(i16),
+        DType::I32 => array!(i32),
+        DType::I64 => array!(i64),
+        DType::U16 => array!(u16),
+        DType::U32 => array!(u32),
+        DType::U64 => array!(u64),
+        DType::F32 => array!(f32),
+        DType::F64 => array!(f64),
+        _ => row.push_null(),
+    }
+}
+
+fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut out = [0; N];
+    out.copy_from_slice(&bytes[..N]);
+    out
+}
+
+/// How one record type's payload is laid out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordLayout {
+    /// Type id.
+    pub type_id: u16,
+    /// Record name (`REC_NAV_SOLUTION`, ...), also the stream name.
+    pub name: String,
+    /// Fields in payload order, padding included.
+    pub fields: Vec<FieldLayout>,
+}
+
+impl RecordLayout {
+    /// Payload size in bytes.
+    pub fn size(&self) -> usize {
+        self.fields.iter().map(FieldLayout::size).sum()
+    }
+
+    /// The non-padding fields.
+    pub fn value_fields(&self) -> impl Iterator<Item = &FieldLayout> {
+        self.fields
+            .iter()
+            .filter(|f| matches!(f.ty, FieldType::Value(_)))
+    }
+
+    /// Signal descriptions of the value fields (the time column is not included).
+    pub fn signals(&self) -> Vec<SignalDesc> {
+        self.value_fields()
+            .map(|f| {
+                let dtype = match f.ty {
+                    FieldType::Value(d) => d,
+                    FieldType::Pad(_) => DType::U8,
+                };
+                let mut s = SignalDesc::scalar(&f.name, dtype);
+                if f.count != 1 {
+                    s.shape = Shape::Fixed(vec![u32::try_from(f.count).unwrap_or(u32::MAX)]);
+                }
+                s.unit = f.unit.clone();
+                s
+            })
+            .collect()
+    }
+
+    /// Precomputes field offsets (see [`CompiledLayout`]).
+    pub fn compile(&self) -> CompiledLayout {
+        let mut fields = Vec::new();
+        let mut offset = 0;
+        for f in &self.fields {
+            if let FieldType::Value(dtype) = f.ty {
+                fields.push((offset, dtype, f.count));
+            }
+            offset += f.size();
+        }
+        CompiledLayout {
+            size: offset,
+            fields,
+        }
+    }
+
+    /// Decodes `payload` into `out` (one value per value field), through the same decoding as
+    /// the reader ([`CompiledLayout::write_fields`]). `payload` must be at least
+    /// [`RecordLayout::size`] bytes (extra bytes are ignored) and `out` must have a slot per
+    /// value field; false otherwise.
+    pub fn decode_into(&self, payload: &[u8], out: &mut [Value]) -> bool {
+        let compiled = self.compile();
+        if payload.len() < compiled.size || out.len() < compiled.len() {
+            return false;
+        }
+        let mut frame = FrameBuf::default();
+        let mut row = RowWriter::frame(&mut frame);
+        let written = row
+            .begin(0)
+            .and_then(|_| compiled.write_fields(payload, &mut row));
+        if written.and_then(|()| row.finish()).is_err() {
+            return false;
+        }
+        drop(row);
+        for (slot, value) in out.iter_mut().zip(frame.values) {
+            *slot = value;
+        }
+        true
+    }
+
+    /// Encodes values (one per value field) into a payload, the inverse of the decoding.
+    pub fn encode(&self, values: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        let mut values = values.iter();
+        for field in &self.fields {
+            let dtype = match field.ty {
+                FieldType::Pad(n) => {
+                    out.resize(out.len() + n, 0);
+                    continue;
+                }
+                FieldType::Value(d) => d,
+            };
+            let value = values.next().unwrap_or(&Value::Null);
+            let unwritable = || Error::Unwritable {
+                what: format!(
+                    "{value:?} as {} field {} of {}",
+                    dtype, field.name, self.name
+                ),
+            };
+            if field.count == 1 {
+                encode_scalar(dtype, value, out).ok_or_else(unwritable)?;
+            } else {
+                let Value::Array(array) = value else {
+                    return Err(unwritable());
+                };
+                if array.len() != field.count {
+                    return Err(unwritable());
+                }
+                for i in 0..field.count {
+                    let element = array_element(array, i);
+                    encode_scalar(dtype, &element, out).ok_or_else(unwritable)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn array_element(array: &recfmt_core::ArrayValue, i: usize) -> Value {
+    use recfmt_core::ArrayValue as A;
+    match array {
+        A::Bool(v) => v.get(i).map_or(Value::Null, |&b| Value::Bool(b)),
+        A::Int(v) => v.get(i).map_or(Value::Null, |&x| Value::Int(x)),
+        A::UInt(v) => v.get(i).map_or(Value::Null, |&x| Value::UInt(x)),
+        A::F32(v) => v
+            .get(i)
+            .map_or(Value::Null, |&x| Value::Float(f64::from(x))),
+        A::F64(v) => v.get(i).map_or(Value::Null, |&x| Value::Float(x)),
+        _ => Value::Null,
+    }
+}
+
+fn encode_scalar(dtype: DType, value: &Value, out: &mut Vec<u8>) -> Option<()> {
+    match dtype {
+        DType::Bool => out.push(u8::from(
+            matches!(value, Value::Bool(true)) || value.as_u64()? != 0,
+        )),
+        DType::I8 => out.push(i8::try_from(value.as_i64()?).ok()? as u8),
+        DType::I16 => out.extend(i16::try_from(value.as_i64()?).ok()?.to_le_bytes()),
+        DType::I32 => out.extend(i32::try_from(value.as_i64()?).ok()?.to_le_bytes()),
+        DType::I64 => out.extend(value.as_i64()?.to_le_bytes()),
+        DType::U8 => out.push(u8::try_from(value.as_u64()?).ok()?),
+        DType::U16 => out.extend(u16::try_from(value.as_u64()?).ok()?.to_le_bytes()),
+        DType::U32 => out.extend(u32::try_from(value.as_u64()?).ok()?.to_le_bytes()),
+        DType::U64 => out.extend(value.as_u64()?.to_le_bytes()),
+        DType::F32 => out.extend((value.as_f64()? as f32).to_le_bytes()),
+        DType::F64 => out.extend(value.as_f64()?.to_le_bytes()),
+        _ => return None,
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mission_state_decodes_mixed_fields() {
+        #[rustfmt::skip]
+        let payload = [
+            7, 0,          // idx = 7
+            1, 0,          // active = 1, done = 0
+            0, 0, 0, 0,    // pad
+            0, 0, 128, 63, // x0 = 1.0
+            0, 0, 0, 64,   // y0 = 2.0
+            0, 0, 64, 64,  // x1 = 3.0
+            0, 0, 128, 64, // y1 = 4.0
+            0, 0, 160, 64, // v_seg = 5.0
+            0, 0, 192, 64, // d_wp = 6.0
+        ];
+        let layout = builtin_layouts()
+            .into_iter()
+            .find(|l| l.type_id == 6)
+            .unwrap();
+        let mut values = vec![Value::Null; layout.value_fields().count()];
+        assert!(layout.decode_into(&payload, &mut values));
+        assert_eq!(values[0], Value::UInt(7));
+        assert_eq!(values[1], Value::UInt(1));
+        assert_eq!(values[8], Value::Float(6.0));
+        let mut encoded = Vec::new();
+        layout.encode(&values, &mut encoded).unwrap();
+        assert_eq!(encoded, payload);
+    }
+
+    #[test]
+    fn arrays_decode_and_encode_through_the_same_table() {
+        let text = "[[record]]\ntype_id = 42\nname = \"REC_X\"\nfields = [{name = \"a\", type = \"i16\", count = 2}, {pad = 1}, {name = \"f\", type = \"bool\", count = 3}, {name = \"d\", type = \"f64\"}]\n";
+        let layout = parse_layouts(text, "x.toml").unwrap().remove(0);
+        let mut payload = Vec::new();
+        payload.extend((-2i16).to_le_bytes());
+        payload.extend(7i16.to_le_bytes());
+        payload.extend([0, 1, 0, 1]);
+        payload.extend(2.5f64.to_le_bytes());
+        let mut values = vec![Value::Null; 3];
+        assert!(layout.decode_into(&payload, &mut values));
+        assert_eq!(
+            values[0],
+            Value::Array(recfmt_core::ArrayValue::Int(vec![-2, 7]))
+        );
+        assert_eq!(
+            values[1],
+            Value::Array(recfmt_core::ArrayValue::Bool(vec![true, false, true]))
+        );
+        assert_eq!(values[2], Value::Float(2.5));
+        let mut encoded = Vec::new();
+        layout.encode(&values, &mut encoded).unwrap();
+        assert_eq!(encoded, payload);
+        assert!(!layout.decode_into(&payload[..5], &mut values));
+    }
+}
