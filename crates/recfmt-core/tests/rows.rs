@@ -599,3 +599,40 @@ fn a_times_only_projection_skips_the_rest_of_a_row_and_a_run_of_rows_stops_at_a_
     row.push(0.0f64).unwrap();
     assert!(!row.skip_rest());
 }
+
+/// The byte bound ends a batch at the same row whether the stream's columns have a fixed
+/// width (the writer then measures the bytes only when the bound is near) or not.
+#[test]
+fn a_batch_ends_at_the_byte_bound_with_fixed_and_variable_width_columns() {
+    for variable in [false, true] {
+        let mut signals = vec![SignalDesc::scalar("rssi", DType::F32)];
+        if variable {
+            signals.push(SignalDesc::scalar("label", DType::Str));
+        }
+        let schema = one_stream(signals);
+        let mut set = BatchSet::new(&schema, usize::MAX / 2);
+        let mut row = RowWriter::batches(&mut set);
+        let mut written = 0usize;
+        // 12 bytes a row (plus 4 of text and its 4-byte offset): the bound is met at the row
+        // that reaches it.
+        let per_row = if variable { 20 } else { 12 };
+        let expected = BatchSet::MAX_BATCH_BYTES.div_ceil(per_row);
+        while row.has_room() {
+            assert!(row.begin(0).unwrap());
+            row.push(written as f64).unwrap();
+            row.push(-60.0f32).unwrap();
+            if variable {
+                row.push_str("abcd").unwrap();
+            }
+            row.finish().unwrap();
+            written += 1;
+            assert!(
+                written <= expected,
+                "the batch was not ended at {expected} rows"
+            );
+        }
+        drop(row);
+        assert_eq!(written, expected, "variable width: {variable}");
+        assert!(set.stream(0).byte_len() >= BatchSet::MAX_BATCH_BYTES);
+    }
+}
