@@ -377,3 +377,73 @@ fn a_damaged_icarec_of_many_blocks_reads_the_same_in_batches() {
         }
     }
 }
+
+/// NanoVer's small generated recording (a `.traj` and a `.state`: numbers, booleans, text,
+/// JSON values, string arrays, resets), whole, each file alone, and its `.traj` cut every
+/// 4 bytes: batches (every capacity, one stream, every other column) as rows. (Was the NanoVer
+/// crate's own equivalence suite.)
+#[test]
+fn nanover_small_recording_whole_and_cut_reads_the_same_in_batches() {
+    use recfmt_nanover::{NanoverRecording, generate};
+    let (traj, state) = generate::small_recording_bytes().unwrap();
+    fn open<'a>(traj: Option<&'a [u8]>, state: Option<&'a [u8]>) -> Box<dyn RecordingReader + 'a> {
+        let rec = NanoverRecording::from_bytes(traj, state, &ReadOptions::default()).unwrap();
+        Box::new(rec)
+    }
+    let mut inputs = vec![
+        (Some(&traj[..]), Some(&state[..])),
+        (None, Some(&state[..])),
+    ];
+    inputs.extend(
+        (16..=traj.len())
+            .step_by(4)
+            .map(|cut| (Some(&traj[..cut]), Some(&state[..]))),
+    );
+    let all = |_: usize| true;
+    for (traj, state) in inputs {
+        let what = format!("small .traj of {:?} bytes", traj.map(<[u8]>::len));
+        let rows = by_rows(open(traj, state).as_mut());
+        for capacity in [1, 3, 64] {
+            let batches = by_batches(open(traj, state).as_mut(), capacity, &all);
+            assert_same(
+                &format!("{what} (capacity {capacity})"),
+                rows_clone(&rows),
+                batches,
+                &all,
+            );
+        }
+        let only_state = |s: usize| s == 1;
+        let batches = by_batches(open(traj, state).as_mut(), 5, &only_state);
+        assert_same(
+            &format!("{what} (one stream)"),
+            rows_clone(&rows),
+            batches,
+            &only_state,
+        );
+        // Every other column skipped, the time kept: the skipped ones read as null.
+        let mut reader = open(traj, state);
+        let schema = reader.schema().clone();
+        let keep = |_: usize, signal: usize| signal == 0 || signal % 2 == 1;
+        let mut set = BatchSet::with_columns(&schema, 4, all, keep);
+        let mut got = vec![Vec::new(); schema.streams.len()];
+        while {
+            let more = reader.read_batches(&mut set).unwrap();
+            for batch in set.take_ready(more) {
+                got[batch.stream()].extend((0..batch.rows()).map(|r| batch.row_values(r)));
+            }
+            more
+        } {}
+        let blanked = rows_clone(&rows).map(|(mut streams, integrity)| {
+            for row in streams.iter_mut().flatten() {
+                for (signal, value) in row.iter_mut().enumerate() {
+                    if !keep(0, signal) {
+                        *value = Value::Null;
+                    }
+                }
+            }
+            (streams, integrity)
+        });
+        let got = Ok((got, reader.integrity().clone()));
+        assert_same(&format!("{what} (odd columns)"), blanked, got, &all);
+    }
+}
