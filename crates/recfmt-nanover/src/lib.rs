@@ -97,6 +97,7 @@ mod json;
 mod msgpack;
 #[cfg(feature = "nanover-zip")]
 pub mod nzip;
+mod packed;
 mod probe;
 mod proto;
 mod recording;
