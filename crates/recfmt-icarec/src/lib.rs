@@ -125,7 +125,7 @@ pub use schema::{
 };
 pub use time::TimeSpec;
 pub use types::{SignalType, SignalValue};
-pub use writer::{MetadataMode, Writer, WriterOptions, copy_recording, recorder};
+pub use writer::{FrameWriter, MetadataMode, Writer, WriterOptions, copy_recording, recorder};
 
 /// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
 /// dependency is enough.
