@@ -236,6 +236,41 @@ impl<'a> RowWriter<'a> {
         self.next_signal().map(|_| ())
     }
 
+    /// True when the next signal or any after it in the row is kept: false only on the batch
+    /// path when a projection left out every column from the next one on (`validate` keeps
+    /// only the time), so a reader may then skip them all with one
+    /// [`RowWriter::skip_rest`] instead of a [`RowWriter::skip`] per value.
+    pub fn wants_rest(&self) -> bool {
+        match &self.target {
+            Target::Frame(_) => true,
+            Target::Batches(set) => set
+                .stream(self.stream)
+                .columns()
+                .get(self.signal..)
+                .is_some_and(|rest| rest.iter().any(|column| !column.is_skipped())),
+        }
+    }
+
+    /// Moves past every signal left in the row without decoding them: only when
+    /// [`RowWriter::wants_rest`] said none of them is kept (an error otherwise).
+    pub fn skip_rest(&mut self) -> Result<()> {
+        if self.wants_rest() {
+            let (stream, signal) = (self.stream, self.signal);
+            return Err(value_error(
+                stream,
+                signal,
+                "the reader skipped values that are wanted (see RowWriter::wants_rest)".into(),
+            ));
+        }
+        if self.state != State::Writing {
+            return Err(Error::invalid("values were skipped before a row was begun"));
+        }
+        if let Target::Batches(set) = &self.target {
+            self.signal = self.signal.max(set.stream(self.stream).columns().len());
+        }
+        Ok(())
+    }
+
     /// Appends the next signal's value as an array (fixed or variable shape), already in the
     /// column's element type.
     pub fn push_slice<T: RowElement>(&mut self, items: &[T]) -> Result<()> {

@@ -488,3 +488,34 @@ fn a_reader_may_skip_the_values_a_projection_left_out_but_not_the_wanted_ones() 
     assert!(row.wants_next());
     assert!(row.skip().is_err());
 }
+
+#[test]
+fn a_reader_may_skip_the_rest_of_a_row_when_nothing_after_is_kept() {
+    let schema = one_stream(vec![
+        SignalDesc::scalar("beacon", DType::U32),
+        SignalDesc::scalar("rssi", DType::F32),
+    ]);
+    // Only the time kept (as `validate` asks): one skip_rest after it.
+    let mut set = BatchSet::with_columns(&schema, 10, |_| true, |_, column| column == 0);
+    {
+        let mut row = RowWriter::batches(&mut set);
+        assert!(row.begin(0).unwrap());
+        assert!(row.wants_rest());
+        assert!(row.skip_rest().is_err(), "the time is kept");
+        row.push(1.5f64).unwrap();
+        assert!(!row.wants_rest());
+        row.skip_rest().unwrap();
+        row.finish().unwrap();
+    }
+    let batch = set.take(0);
+    batch.check_consistent().unwrap();
+    assert_eq!(batch.rows(), 1);
+    assert_eq!(batch.row_values(0)[0], Value::Float(1.5));
+    // On the row path every value is wanted.
+    let mut frame = FrameBuf::default();
+    let mut row = RowWriter::frame(&mut frame);
+    assert!(row.begin(0).unwrap());
+    row.push(0.0f64).unwrap();
+    assert!(row.wants_rest());
+    assert!(row.skip_rest().is_err());
+}

@@ -143,6 +143,17 @@ impl IcarecRecording {
     /// Reports the `int32` fields of `block` whose slots are irregular, once per signal
     /// (an error in strict mode). `base` is the block's byte offset in its file.
     fn check_int32(&mut self, lifecycle: Lifecycle, base: u64) -> Result<()> {
+        // The common case, every slot regular, without allocating.
+        if lifecycle == Lifecycle::Dynamic {
+            let payload = &self.frames.frame()[8..];
+            if !self
+                .unreported
+                .iter()
+                .any(|&i| self.dynamic.irregular(i, payload))
+            {
+                return Ok(());
+            }
+        }
         let (fields, block) = match lifecycle {
             Lifecycle::Dynamic => (&self.dynamic, &self.frames.frame()[8..]),
             Lifecycle::Static => (&self.statics, self.dir.statics()),
@@ -282,7 +293,7 @@ impl RecordingReader for IcarecRecording {
                 let t = self.frames.peek_time()?.unwrap_or(0.0);
                 self.check_int32(Lifecycle::Static, 0)?;
                 if row.begin(1)? {
-                    push_time(t, row)?;
+                    row.push(t)?;
                     self.statics.emit(self.dir.statics(), row)?;
                     row.finish()?;
                 }
@@ -299,8 +310,12 @@ impl RecordingReader for IcarecRecording {
         }
         if row.begin(0)? {
             let frame = self.frames.frame();
-            push_time(crate::types::f64_at(frame, 0), row)?;
-            self.dynamic.emit(&frame[8..], row)?;
+            row.push(crate::types::f64_at(frame, 0))?;
+            if row.wants_rest() {
+                self.dynamic.emit(&frame[8..], row)?;
+            } else {
+                row.skip_rest()?; // a time-only projection: `validate`
+            }
             row.finish()?;
         }
         Ok(true)
@@ -347,14 +362,4 @@ pub(crate) fn open_boxed(
         skip_unknown_types: false,
     };
     Ok(Box::new(IcarecRecording::open(path, &open)?))
-}
-
-/// Pushes a row's time, or skips it when a projection left it out.
-#[inline]
-fn push_time(t: f64, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
-    if row.wants_next() {
-        row.push(t)
-    } else {
-        row.skip()
-    }
 }
