@@ -30,7 +30,7 @@ pub struct RawFrame {
 /// [`Integrity::truncate`] (every complete frame is kept) and its bytes stay available in
 /// [`FrameReader::torn_tail`] so a copy can reproduce the file exactly.
 ///
-/// Frames are read in blocks of about [`BLOCK_BYTES`] and handed out from there, so reading
+/// Frames are read in blocks of about 256 KiB and handed out from there, so reading
 /// one frame costs no read call: [`FrameReader::read_frame`] copies it into a [`RawFrame`],
 /// [`FrameReader::frames`] iterates, and the generic reader decodes straight from the block.
 ///

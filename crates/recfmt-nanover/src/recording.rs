@@ -28,7 +28,7 @@ pub const FRAMES_STREAM: &str = "frames";
 /// Name of the stream with one row per key changed by a state update.
 pub const STATE_STREAM: &str = "state";
 /// The time column of both streams: the record's timestamp in microseconds since the
-/// recorder started (`u64`; [`TimeBase::MICROSECONDS`]).
+/// recorder started (`u64`; [`TimeBase::MICROSECONDS`](recfmt_core::TimeBase::MICROSECONDS)).
 pub const TIME_COLUMN: &str = "t_us";
 /// The last column of the `frames` stream: which columns the record itself set (its delta),
 /// as a JSON array (see [`NanoverRecording`]).

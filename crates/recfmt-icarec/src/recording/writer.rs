@@ -60,7 +60,7 @@ struct Open {
 /// an optional one-row `static` stream. Numeric scalar columns map to `double` (f32, f64),
 /// `int64` (i64, u32, u64), `int32` (i8–i32, u8, u16) or `bool`; fixed f64 arrays of shape
 /// `[3]`, `[4]` and `[3, 3]` map to `Vec3`, `Quat` and `Mat3`; and consecutive columns that
-/// carry the `icarec.signal` / `icarec.element` metadata of [`IcarecRecording`] are joined
+/// carry the `icarec.signal` / `icarec.element` metadata of [`IcarecRecording`](super::IcarecRecording) are joined
 /// back into their composite signal. Null doubles are written as NaN; a null integer or
 /// boolean is an error.
 #[derive(Debug)]
