@@ -510,3 +510,139 @@ proptest! {
         assert_same(&what, by_rows(a.as_mut()), by_batches(b.as_mut(), capacity, &all), &all);
     }
 }
+
+/// An ICAREC recording of many blocks of frames with every kind of damage its reader reports:
+/// irregular `int32` slots (static and dynamic), a time that goes back, a torn tail. Read
+/// leniently (warnings) and strictly (the first damage is the error), batches as rows.
+/// (Was the ICAREC crate's own equivalence suite.)
+#[test]
+fn a_damaged_icarec_of_many_blocks_reads_the_same_in_batches() {
+    let source = fixture("icarec/all_types.icarec");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.icarec");
+    std::fs::create_dir(&path).unwrap();
+    for file in ["schema.json", "static_signals.bin"] {
+        std::fs::copy(source.join(file), path.join(file)).unwrap();
+    }
+    let layout = recfmt::icarec::IcarecDir::open(&source, &Default::default()).unwrap();
+    let stride = layout.schema().layout().stride();
+    let offset = |name: &str| layout.schema().placed(name).unwrap().offset;
+    let frames = std::fs::read(source.join("dynamic_signals.bin")).unwrap();
+    // 3000 frames (three 256 KiB read blocks and more), times rewritten to rise.
+    let mut bytes: Vec<u8> = frames
+        .chunks_exact(stride)
+        .cycle()
+        .take(3000)
+        .flatten()
+        .copied()
+        .collect();
+    for (i, frame) in bytes.chunks_exact_mut(stride).enumerate() {
+        frame[..8].copy_from_slice(&(i as f64 * 0.01).to_le_bytes());
+    }
+    bytes[1500 * stride + 8 + offset("Vehicle.GNC.mode") + 5] = 0x5a;
+    bytes[2100 * stride + 7] = 0x80; // a negative time
+    let mut statics = std::fs::read(path.join("static_signals.bin")).unwrap();
+    statics[offset("Vehicle.config_rev") + 5] = 0x11;
+    std::fs::write(path.join("static_signals.bin"), statics).unwrap();
+
+    // Strictly, a torn recording does not open: that copy has no torn tail.
+    for strict in [false, true] {
+        let tail: &[u8] = if strict { &[] } else { &[7; 100] };
+        std::fs::write(
+            path.join("dynamic_signals.bin"),
+            [&bytes[..], tail].concat(),
+        )
+        .unwrap();
+        let options = ReadOptions {
+            strict,
+            ..ReadOptions::default()
+        };
+        let open = || {
+            recfmt::default_registry()
+                .open_path(&path, None, &options)
+                .unwrap()
+        };
+        let rows = by_rows(open().as_mut());
+        if !strict {
+            let integrity = &rows.as_ref().unwrap().1;
+            assert_eq!(integrity.bytes_lost, 100);
+            assert_eq!(integrity.warnings.len(), 4, "{:?}", integrity.warnings);
+        }
+        let all = |_: usize| true;
+        for capacity in [1, 7, 4096] {
+            let what = format!("damaged icarec (strict {strict}, capacity {capacity})");
+            let batches = by_batches(open().as_mut(), capacity, &all);
+            assert_same(&what, rows_clone(&rows), batches, &all);
+        }
+    }
+}
+
+/// NanoVer's small generated recording (a `.traj` and a `.state`: numbers, booleans, text,
+/// JSON values, string arrays, resets), whole, each file alone, and its `.traj` cut every
+/// 4 bytes: batches (every capacity, one stream, every other column) as rows. (Was the NanoVer
+/// crate's own equivalence suite.)
+#[test]
+fn nanover_small_recording_whole_and_cut_reads_the_same_in_batches() {
+    use recfmt_nanover::{NanoverRecording, generate};
+    let (traj, state) = generate::small_recording_bytes().unwrap();
+    fn open<'a>(traj: Option<&'a [u8]>, state: Option<&'a [u8]>) -> Box<dyn RecordingReader + 'a> {
+        let rec = NanoverRecording::from_bytes(traj, state, &ReadOptions::default()).unwrap();
+        Box::new(rec)
+    }
+    let mut inputs = vec![
+        (Some(&traj[..]), Some(&state[..])),
+        (None, Some(&state[..])),
+    ];
+    inputs.extend(
+        (16..=traj.len())
+            .step_by(4)
+            .map(|cut| (Some(&traj[..cut]), Some(&state[..]))),
+    );
+    let all = |_: usize| true;
+    for (traj, state) in inputs {
+        let what = format!("small .traj of {:?} bytes", traj.map(<[u8]>::len));
+        let rows = by_rows(open(traj, state).as_mut());
+        for capacity in [1, 3, 64] {
+            let batches = by_batches(open(traj, state).as_mut(), capacity, &all);
+            assert_same(
+                &format!("{what} (capacity {capacity})"),
+                rows_clone(&rows),
+                batches,
+                &all,
+            );
+        }
+        let only_state = |s: usize| s == 1;
+        let batches = by_batches(open(traj, state).as_mut(), 5, &only_state);
+        assert_same(
+            &format!("{what} (one stream)"),
+            rows_clone(&rows),
+            batches,
+            &only_state,
+        );
+        // Every other column skipped, the time kept: the skipped ones read as null.
+        let mut reader = open(traj, state);
+        let schema = reader.schema().clone();
+        let keep = |_: usize, signal: usize| signal == 0 || signal % 2 == 1;
+        let mut set = BatchSet::with_columns(&schema, 4, all, keep);
+        let mut got = vec![Vec::new(); schema.streams.len()];
+        while {
+            let more = reader.read_batches(&mut set).unwrap();
+            for batch in set.take_ready(more) {
+                got[batch.stream()].extend((0..batch.rows()).map(|r| batch.row_values(r)));
+            }
+            more
+        } {}
+        let blanked = rows_clone(&rows).map(|(mut streams, integrity)| {
+            for row in streams.iter_mut().flatten() {
+                for (signal, value) in row.iter_mut().enumerate() {
+                    if !keep(0, signal) {
+                        *value = Value::Null;
+                    }
+                }
+            }
+            (streams, integrity)
+        });
+        let got = Ok((got, reader.integrity().clone()));
+        assert_same(&format!("{what} (odd columns)"), blanked, got, &all);
+    }
+}

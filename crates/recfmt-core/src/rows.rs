@@ -313,6 +313,22 @@ impl<'a> RowWriter<'a> {
         self.next_signal().map(|_| ())
     }
 
+    /// True when the next signal or any after it in the row is kept: false only on the batch
+    /// path when a projection left out every column from the next one on (`validate` keeps
+    /// only the time), so a reader may then skip them all with one
+    /// [`RowWriter::skip_rest`] instead of a [`RowWriter::skip`] per value.
+    #[inline]
+    pub fn wants_rest(&self) -> bool {
+        match &self.target {
+            Target::Frame(_) => true,
+            Target::Batches(set) => set
+                .stream(self.stream)
+                .columns()
+                .get(self.signal..)
+                .is_some_and(|rest| rest.iter().any(|column| !column.is_skipped())),
+        }
+    }
+
     /// Moves past every signal left in the row when none of them is kept (a projection of
     /// the times alone, as `recfmt validate` reads): true then, and the reader need not look
     /// at those values at all; false, changing nothing, when one of them is wanted.

@@ -449,12 +449,18 @@ pub fn nanover_records(data: &[u8]) {
         let mut out = Vec::new();
         for _ in 0..=bytes.len() + 1 {
             let next = match kind {
-                FileKind::Trajectory => reader
-                    .read_frame()
-                    .map(|f| f.map(|(t, m)| (t, m.encode_to_vec()))),
-                FileKind::State => reader
-                    .read_state()
-                    .map(|s| s.map(|(t, m)| (t, m.encode_to_vec()))),
+                FileKind::Trajectory => {
+                    let mut frame = recfmt_nanover::io::Timed::default();
+                    reader
+                        .read_frame(&mut frame)
+                        .map(|more| more.then(|| (frame.timestamp, frame.message.encode_to_vec())))
+                }
+                FileKind::State => {
+                    let mut update = recfmt_nanover::io::Timed::default();
+                    reader.read_state(&mut update).map(|more| {
+                        more.then(|| (update.timestamp, update.message.encode_to_vec()))
+                    })
+                }
             };
             match next {
                 Ok(Some(record)) => out.push(record),

@@ -29,12 +29,33 @@ pub struct RawFrame {
 /// Reads frames in file order. A torn last frame ends the stream: it is reported through
 /// [`Integrity::truncate`] (every complete frame is kept) and its bytes stay available in
 /// [`FrameReader::torn_tail`] so a copy can reproduce the file exactly.
+///
+/// Frames are read in blocks of about 256 KiB and handed out from there, so reading
+/// one frame costs no read call: [`FrameReader::read_frame`] copies it into a [`RawFrame`],
+/// [`FrameReader::frames`] iterates, and the generic reader decodes straight from the block.
+///
+/// ```
+/// use recfmt_icarec::FrameReader;
+/// let mut bytes = Vec::new();
+/// for t in [0.0f64, 0.5] {
+///     bytes.extend(t.to_le_bytes());
+///     bytes.extend([7u8; 8]); // an 8-byte payload
+/// }
+/// let frames = FrameReader::new(&bytes[..], 16, "dynamic_signals.bin", false);
+/// let times: Vec<f64> = frames.frames().map(|f| f.map(|f| f.t)).collect::<Result<_, _>>()?;
+/// assert_eq!(times, [0.0, 0.5]);
+/// # Ok::<(), recfmt_icarec::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct FrameReader<R> {
     src: R,
     path: PathBuf,
     stride: usize,
-    buf: Vec<u8>,
+    /// Frames read ahead: `block[next..filled]`, whole frames then perhaps a torn tail.
+    block: Vec<u8>,
+    current: usize,
+    next: usize,
+    filled: usize,
     position: u64,
     frames: u64,
     integrity: Integrity,
@@ -43,6 +64,10 @@ pub struct FrameReader<R> {
     torn: Vec<u8>,
     done: bool,
 }
+
+/// Bytes of frames read at once: large enough to amortise the read call, small enough to stay
+/// in cache.
+const BLOCK_BYTES: usize = 256 << 10;
 
 impl<R: Read + Seek> FrameReader<R> {
     /// Repositions before frame `index`, so the next [`FrameReader::read_frame`] returns it
@@ -56,6 +81,9 @@ impl<R: Read + Seek> FrameReader<R> {
         self.frames = index;
         self.last_t = None;
         self.done = false;
+        self.current = 0;
+        self.next = 0;
+        self.filled = 0;
         Ok(())
     }
 }
@@ -67,7 +95,10 @@ impl<R: Read> FrameReader<R> {
             src,
             path: path.into(),
             stride: stride.max(8),
-            buf: Vec::new(),
+            block: Vec::new(),
+            current: 0,
+            next: 0,
+            filled: 0,
             position: 0,
             frames: 0,
             integrity: Integrity::default(),
@@ -80,55 +111,90 @@ impl<R: Read> FrameReader<R> {
 
     /// Fills `frame` with the next complete frame; `Ok(false)` at the end (or at a torn tail).
     pub fn read_frame(&mut self, frame: &mut RawFrame) -> Result<bool> {
-        if self.done {
-            return Ok(false);
-        }
-        // Grows with the data actually present, so a corrupt schema declaring a huge frame
-        // cannot make a small file allocate the whole stride.
-        let mut buf = std::mem::take(&mut self.buf);
-        let result = self.read_one(&mut buf, frame);
-        self.buf = buf;
-        result
-    }
-
-    fn read_one(&mut self, buf: &mut Vec<u8>, frame: &mut RawFrame) -> Result<bool> {
-        buf.clear();
-        let got = (&mut self.src)
-            .take(self.stride as u64)
-            .read_to_end(buf)
-            .map_err(|e| Error::io(&self.path, e))?;
-        if got < self.stride {
-            self.done = true;
-            if got > 0 {
-                self.end_torn(&buf[..got])?;
-            }
-            return Ok(false);
-        }
-        let t = f64_at(buf, 0);
         let index = self.frames;
-        self.accept(t)?;
-        frame.t = t;
+        if !self.advance()? {
+            return Ok(false);
+        }
+        let bytes = self.frame();
+        frame.t = f64_at(bytes, 0);
         frame.index = index;
         frame.payload.clear();
-        frame.payload.extend_from_slice(&buf[8..]);
+        frame.payload.extend_from_slice(&bytes[8..]);
         Ok(true)
     }
 
-    /// Reads the bytes of up to `max_frames` frames into the front of `buf` and returns how
-    /// many it read (fewer only at the end of the file), for the batch path. The caller then
-    /// passes each complete frame's time to [`FrameReader::accept`], in order, and a partial
-    /// frame after them to [`FrameReader::end_torn`], so checks and reports match
-    /// [`FrameReader::read_frame`]'s.
-    ///
-    /// `buf` keeps its length between calls (so it is zeroed once, not per block) and grows
-    /// only as data arrives, so a corrupt schema declaring a huge frame cannot make a small
-    /// file allocate much.
-    pub(crate) fn read_block(&mut self, buf: &mut Vec<u8>, max_frames: usize) -> Result<usize> {
-        const FIRST_READ: usize = 64 << 10;
-        if self.done || max_frames == 0 {
-            return Ok(0);
+    /// The frames left, each as a [`RawFrame`] (an error ends the iteration).
+    pub fn frames(self) -> Frames<R> {
+        Frames {
+            reader: self,
+            failed: false,
         }
-        let want = max_frames.saturating_mul(self.stride);
+    }
+
+    /// Moves to the next complete frame, its time checked and the frame counted as read;
+    /// `false` at the end (or at a torn tail, reported then). [`FrameReader::frame`] gives it.
+    pub(crate) fn advance(&mut self) -> Result<bool> {
+        if !self.has_frame()? {
+            return Ok(false);
+        }
+        self.accept(f64_at(&self.block, self.next))?;
+        self.current = self.next;
+        self.next += self.stride;
+        Ok(true)
+    }
+
+    /// The frame [`FrameReader::advance`] moved to, as stored: the 8-byte time, then the
+    /// payload.
+    pub(crate) fn frame(&self) -> &[u8] {
+        self.block
+            .get(self.current..self.current + self.stride)
+            .unwrap_or(&[])
+    }
+
+    /// The time of the next complete frame without reading it, `None` at the end.
+    pub(crate) fn peek_time(&mut self) -> Result<Option<f64>> {
+        Ok(self.has_frame()?.then(|| f64_at(&self.block, self.next)))
+    }
+
+    /// True when a complete frame is waiting in the block, reading the next block when the
+    /// last one is used up; ends at a torn tail.
+    fn has_frame(&mut self) -> Result<bool> {
+        if self.next + self.stride <= self.filled {
+            return Ok(true);
+        }
+        if self.done {
+            return Ok(false);
+        }
+        if self.next < self.filled {
+            // A partial frame after the last complete one: the file ended inside it.
+            let (from, to) = (self.next, self.filled);
+            self.next = to;
+            let tail = std::mem::take(&mut self.block);
+            let ended = self.end_torn(&tail[from..to]);
+            self.block = tail;
+            return ended.map(|()| false);
+        }
+        self.filled = self.read_block()?;
+        self.next = 0;
+        if self.filled == 0 {
+            self.done = true;
+            return Ok(false);
+        }
+        self.has_frame()
+    }
+
+    /// Reads the bytes of up to a block of frames into the front of the block buffer and
+    /// returns how many it read (fewer than asked only at the end of the file).
+    ///
+    /// The buffer keeps its length between calls (so it is zeroed once, not per block) and
+    /// grows only as data arrives, so a corrupt schema declaring a huge frame cannot make a
+    /// small file allocate much.
+    fn read_block(&mut self) -> Result<usize> {
+        const FIRST_READ: usize = 64 << 10;
+        let want = (BLOCK_BYTES / self.stride)
+            .max(1)
+            .saturating_mul(self.stride);
+        let buf = &mut self.block;
         let mut filled = 0;
         while filled < want {
             if filled == buf.len() {
@@ -143,9 +209,6 @@ impl<R: Read> FrameReader<R> {
                 Err(e) => return Err(Error::io(&self.path, e)),
             }
         }
-        if filled == 0 {
-            self.done = true;
-        }
         Ok(filled)
     }
 
@@ -156,7 +219,7 @@ impl<R: Read> FrameReader<R> {
 
     /// Checks the time of the next frame (non-decreasing, finite) and counts the frame as
     /// read. In strict mode a decreasing time is an error and the frame is not counted.
-    pub(crate) fn accept(&mut self, t: f64) -> Result<()> {
+    fn accept(&mut self, t: f64) -> Result<()> {
         if let Some(last) = self.last_t
             && t.partial_cmp(&last)
                 .is_none_or(|o| o == std::cmp::Ordering::Less)
@@ -193,7 +256,7 @@ impl<R: Read> FrameReader<R> {
     /// Ends the frames at a torn tail (the `tail` bytes after the last complete frame): an
     /// error in strict mode, otherwise reported as a truncation and kept for
     /// [`FrameReader::torn_tail`].
-    pub(crate) fn end_torn(&mut self, tail: &[u8]) -> Result<()> {
+    fn end_torn(&mut self, tail: &[u8]) -> Result<()> {
         self.done = true;
         let got = tail.len();
         let expected = format!(
@@ -239,6 +302,39 @@ impl<R: Read> FrameReader<R> {
     /// Complete frames read.
     pub fn frames_read(&self) -> u64 {
         self.frames
+    }
+}
+
+/// The frames of a [`FrameReader`], from [`FrameReader::frames`].
+#[derive(Debug)]
+pub struct Frames<R> {
+    reader: FrameReader<R>,
+    failed: bool,
+}
+
+impl<R> Frames<R> {
+    /// The reader, for its [`FrameReader::integrity`] and [`FrameReader::torn_tail`].
+    pub fn reader(&self) -> &FrameReader<R> {
+        &self.reader
+    }
+}
+
+impl<R: Read> Iterator for Frames<R> {
+    type Item = Result<RawFrame>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let mut frame = RawFrame::default();
+        match self.reader.read_frame(&mut frame) {
+            Ok(true) => Some(Ok(frame)),
+            Ok(false) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
     }
 }
 

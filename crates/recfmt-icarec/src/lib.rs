@@ -107,8 +107,8 @@ pub use compat::{CompatIssue, CompatReport, IssueCode, Severity, validate_agains
 pub use dir::{IcarecDir, OpenOptions, resolve_dir};
 pub use error::{Error, Result};
 pub use frames::{
-    DYNAMIC_FILE, FrameIndex, FrameReader, OutOfOrder, RawFrame, STATIC_FILE, Search, State,
-    state_at, state_at_checked,
+    DYNAMIC_FILE, FrameIndex, FrameReader, Frames, OutOfOrder, RawFrame, STATIC_FILE, Search,
+    State, state_at, state_at_checked,
 };
 #[cfg(feature = "hdf5")]
 pub use h5::{
@@ -126,7 +126,7 @@ pub use schema::{
 };
 pub use time::TimeSpec;
 pub use types::{SignalType, SignalValue};
-pub use writer::{MetadataMode, Writer, WriterOptions, copy_recording, recorder};
+pub use writer::{FrameWriter, MetadataMode, Writer, WriterOptions, copy_recording, recorder};
 
 /// The shared model ([`recfmt_core`]) this crate's adapter implements, re-exported so one
 /// dependency is enough.

@@ -98,17 +98,11 @@ impl Default for WriterOptions {
 pub struct Writer {
     dir: PathBuf,
     schema: Schema,
-    dynamic: Option<BufWriter<File>>,
-    hasher: Sha256,
-    frames: u64,
-    bytes: u64,
-    t_first: Option<f64>,
-    t_last: Option<f64>,
+    dynamic: FrameWriter<BufWriter<File>>,
     statics: FileDigest,
     metadata: MetadataMode,
     selection: Option<Selection>,
     scratch: Vec<u8>,
-    torn: bool,
     finished: bool,
 }
 
@@ -150,15 +144,15 @@ impl Writer {
         write_atomic(&dir.join(STATIC_FILE), statics)?;
         let dynamic_path = dir.join(DYNAMIC_FILE);
         let file = File::create(&dynamic_path).map_err(|e| Error::io(&dynamic_path, e))?;
+        let payload_size = schema.layout().dynamic_size;
         Ok(Writer {
             dir: dir.to_path_buf(),
             schema,
-            dynamic: Some(BufWriter::with_capacity(1 << 16, file)),
-            hasher: Sha256::new(),
-            frames: 0,
-            bytes: 0,
-            t_first: None,
-            t_last: None,
+            dynamic: FrameWriter::new(
+                BufWriter::with_capacity(1 << 16, file),
+                payload_size,
+                dynamic_path,
+            ),
             statics: FileDigest {
                 bytes: statics.len() as u64,
                 sha256: sha256_hex(statics),
@@ -166,7 +160,6 @@ impl Writer {
             metadata: options.metadata,
             selection: None,
             scratch: Vec::new(),
-            torn: false,
             finished: false,
         })
     }
@@ -201,41 +194,15 @@ impl Writer {
 
     /// Frames written so far.
     pub fn frames(&self) -> u64 {
-        self.frames
-    }
-
-    /// Writes `parts` to the frames file; allocates nothing unless it fails.
-    fn put(&mut self, parts: &[&[u8]]) -> Result<()> {
-        if self.torn {
-            return Err(Error::invalid("no frame can follow a torn tail"));
-        }
-        let Some(out) = self.dynamic.as_mut() else {
-            return Err(Error::invalid("the writer is finished"));
-        };
-        for part in parts {
-            if let Err(e) = out.write_all(part) {
-                return Err(Error::io(self.dir.join(DYNAMIC_FILE), e));
-            }
-            self.hasher.update(part);
-            self.bytes += part.len() as u64;
-        }
-        Ok(())
+        self.dynamic.frames()
     }
 
     /// Appends a frame: time `t` (seconds) and the dynamic payload (`D` bytes).
     pub fn append(&mut self, t: f64, payload: &[u8]) -> Result<()> {
-        let d = self.schema.layout().dynamic_size;
-        if payload.len() != d {
-            return Err(Error::invalid(format!(
-                "a frame payload has {d} bytes, got {}",
-                payload.len()
-            )));
+        if self.finished {
+            return Err(Error::invalid("the writer is finished"));
         }
-        self.put(&[&t.to_le_bytes(), payload])?;
-        self.frames += 1;
-        self.t_first.get_or_insert(t);
-        self.t_last = Some(t);
-        Ok(())
+        self.dynamic.write_frame(t, payload)
     }
 
     /// Appends a frame given as a full payload of the schema passed to
@@ -254,19 +221,10 @@ impl Writer {
     /// Appends the bytes of a torn frame (shorter than a frame) and ends the frames: used by
     /// faithful copies of a recording whose writer died mid-frame.
     pub fn write_torn_tail(&mut self, bytes: &[u8]) -> Result<()> {
-        let stride = self.schema.layout().stride();
-        if bytes.is_empty() {
-            return Ok(());
+        if self.finished {
+            return Err(Error::invalid("the writer is finished"));
         }
-        if bytes.len() >= stride {
-            return Err(Error::invalid(format!(
-                "a torn tail is shorter than a frame ({stride} bytes), got {}",
-                bytes.len()
-            )));
-        }
-        self.put(&[bytes])?;
-        self.torn = true;
-        Ok(())
+        self.dynamic.write_torn_tail(bytes)
     }
 
     /// Replaces the static block (when static values become known after the first frames).
@@ -288,11 +246,10 @@ impl Writer {
 
     /// Flushes buffered frames to the file (complete frames are then readable).
     pub fn flush(&mut self) -> Result<()> {
-        let path = self.dir.join(DYNAMIC_FILE);
-        match self.dynamic.as_mut() {
-            Some(out) => out.flush().map_err(|e| Error::io(&path, e)),
-            None => Ok(()),
+        if self.finished {
+            return Ok(());
         }
+        self.dynamic.flush()
     }
 
     /// Flushes and syncs the frames and writes `metadata.json`. Calling it again does nothing.
@@ -301,12 +258,9 @@ impl Writer {
             return Ok(());
         }
         let path = self.dir.join(DYNAMIC_FILE);
-        if let Some(out) = self.dynamic.take() {
-            let file = out
-                .into_inner()
-                .map_err(|e| Error::io(&path, e.into_error()))?;
-            file.sync_all().map_err(|e| Error::io(&path, e))?;
-        }
+        self.dynamic.flush()?;
+        let file = self.dynamic.get_ref().get_ref();
+        file.sync_all().map_err(|e| Error::io(&path, e))?;
         self.finished = true;
         let doc = match &self.metadata {
             MetadataMode::Verbatim(doc) => doc.clone(),
@@ -326,19 +280,20 @@ impl Writer {
         m.icarus_version
             .get_or_insert_with(|| doc.icarus_version.to_string());
         m.created_at.get_or_insert_with(|| doc.created_at.clone());
-        m.frame_count = Some(self.frames);
-        if self.frames > 0 || m.time.is_some() {
+        m.frame_count = Some(self.dynamic.frames());
+        if self.dynamic.frames() > 0 || m.time.is_some() {
             let mut time = m.time.take().unwrap_or_default();
-            time.t_start = self.t_first;
-            time.t_end = self.t_last;
+            let (first, last) = self.dynamic.time_range().unzip();
+            time.t_start = first;
+            time.t_end = last;
             m.time = Some(time);
         }
         m.files.insert(STATIC_FILE.into(), self.statics.clone());
         m.files.insert(
             DYNAMIC_FILE.into(),
             FileDigest {
-                bytes: self.bytes,
-                sha256: hex(&self.hasher.clone().finalize()),
+                bytes: self.dynamic.bytes(),
+                sha256: self.dynamic.sha256(),
             },
         );
         m
@@ -349,9 +304,143 @@ impl Drop for Writer {
     fn drop(&mut self) {
         // Not finished: keep what was written (complete frames stay readable), but write no
         // metadata.json, as a recorder that died would.
-        if let Some(out) = self.dynamic.as_mut() {
-            let _ = out.flush();
+        if !self.finished {
+            let _ = self.dynamic.get_mut().flush();
         }
+    }
+}
+
+/// Writes frames as `dynamic_signals.bin` stores them (an 8-byte time, then a payload of a
+/// fixed size) to any `Write`, counting them and hashing their bytes for `metadata.json`;
+/// [`Writer`] writes its frames file through one, and a round trip runs in memory:
+///
+/// ```
+/// use recfmt_icarec::{FrameReader, FrameWriter};
+/// let mut w = FrameWriter::new(Vec::new(), 8, "dynamic_signals.bin");
+/// w.write_frame(0.5, &7i64.to_le_bytes())?;
+/// w.write_torn_tail(&[1, 2, 3])?; // as a recorder that died mid-frame leaves it
+/// let bytes = w.into_inner();
+/// let mut r = FrameReader::new(&bytes[..], 16, "dynamic_signals.bin", false);
+/// let mut frame = recfmt_icarec::RawFrame::default();
+/// assert!(r.read_frame(&mut frame)?);
+/// assert_eq!((frame.t, frame.payload.as_slice()), (0.5, &7i64.to_le_bytes()[..]));
+/// assert!(!r.read_frame(&mut frame)?);
+/// assert_eq!(r.torn_tail(), [1, 2, 3]);
+/// # Ok::<(), recfmt_icarec::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct FrameWriter<W> {
+    inner: W,
+    path: PathBuf,
+    payload_size: usize,
+    frames: u64,
+    bytes: u64,
+    hasher: Sha256,
+    times: Option<(f64, f64)>,
+    torn: bool,
+}
+
+impl<W: Write> FrameWriter<W> {
+    /// Writes frames with payloads of `payload_size` bytes (`D`) to `inner`; errors name
+    /// `path`.
+    pub fn new(inner: W, payload_size: usize, path: impl Into<PathBuf>) -> Self {
+        FrameWriter {
+            inner,
+            path: path.into(),
+            payload_size,
+            frames: 0,
+            bytes: 0,
+            hasher: Sha256::new(),
+            times: None,
+            torn: false,
+        }
+    }
+
+    /// Writes a frame: time `t` (seconds) and the payload (`D` bytes).
+    pub fn write_frame(&mut self, t: f64, payload: &[u8]) -> Result<()> {
+        let d = self.payload_size;
+        if payload.len() != d {
+            return Err(Error::invalid(format!(
+                "a frame payload has {d} bytes, got {}",
+                payload.len()
+            )));
+        }
+        self.put(&[&t.to_le_bytes(), payload])?;
+        self.frames += 1;
+        self.times = Some(self.times.map_or((t, t), |(first, _)| (first, t)));
+        Ok(())
+    }
+
+    /// Writes the bytes of a torn frame (shorter than a frame) and ends the frames.
+    pub fn write_torn_tail(&mut self, bytes: &[u8]) -> Result<()> {
+        let stride = 8 + self.payload_size;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if bytes.len() >= stride {
+            return Err(Error::invalid(format!(
+                "a torn tail is shorter than a frame ({stride} bytes), got {}",
+                bytes.len()
+            )));
+        }
+        self.put(&[bytes])?;
+        self.torn = true;
+        Ok(())
+    }
+
+    /// Writes `parts`; allocates nothing unless it fails.
+    fn put(&mut self, parts: &[&[u8]]) -> Result<()> {
+        if self.torn {
+            return Err(Error::invalid("no frame can follow a torn tail"));
+        }
+        for part in parts {
+            if let Err(e) = self.inner.write_all(part) {
+                return Err(Error::io(&self.path, e));
+            }
+            self.hasher.update(part);
+            self.bytes += part.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Flushes what is buffered.
+    pub fn flush(&mut self) -> Result<()> {
+        self.inner.flush().map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Frames written.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Bytes written (frames and torn tail).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// SHA-256 of the bytes written, as lowercase hex.
+    pub fn sha256(&self) -> String {
+        hex(&self.hasher.clone().finalize())
+    }
+
+    /// The times of the first and the last frame written.
+    pub fn time_range(&self) -> Option<(f64, f64)> {
+        self.times
+    }
+
+    /// The destination.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// The destination, mutably.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    /// Gives the destination back.
+    pub fn into_inner(self) -> W {
+        self.inner
     }
 }
 

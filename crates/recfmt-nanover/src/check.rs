@@ -40,7 +40,7 @@ use recfmt_core::{AtomicFile, Limits, Replace, ResultExt};
 use crate::aggregate::FrameView;
 use crate::error::{Error, Result};
 use crate::header::{FileKind, RECORD_HEADER_LEN, Version, VersionPolicy};
-use crate::io::{Reader, Record, Writer};
+use crate::io::{Reader, Record, Timed, Writer};
 use crate::proto::{GetFrameResponse, StateUpdate, ValueArray, Values};
 use crate::report::{FileReport, Finding, FindingKind, NanoverVerdict, Report, Severity};
 use crate::timeline::RecordingPaths;
@@ -391,17 +391,25 @@ pub fn check_reader<R: Read>(
     let mut last = None;
     loop {
         let next = match kind {
-            FileKind::Trajectory => reader.read_frame().map(|o| {
-                o.map(|(t, msg)| {
-                    let at = (reader.last_record_offset(), reader.records() - 1);
-                    if msg.frame_index == 0 {
-                        report.resets += 1;
-                    }
-                    check_frame(&mut sem, &mut view, &msg, at);
-                    t
+            FileKind::Trajectory => {
+                let mut frame = Timed::default();
+                reader.read_frame(&mut frame).map(|more| {
+                    more.then(|| {
+                        let at = (reader.last_record_offset(), reader.records() - 1);
+                        if frame.message.frame_index == 0 {
+                            report.resets += 1;
+                        }
+                        check_frame(&mut sem, &mut view, &frame.message, at);
+                        frame.timestamp
+                    })
                 })
-            }),
-            FileKind::State => reader.read_state().map(|o| o.map(|(t, _)| t)),
+            }
+            FileKind::State => {
+                let mut update = Timed::default();
+                reader
+                    .read_state(&mut update)
+                    .map(|more| more.then_some(update.timestamp))
+            }
         };
         match next {
             Ok(Some(t)) => {

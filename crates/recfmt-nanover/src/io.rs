@@ -3,5 +3,5 @@
 pub mod reader;
 pub mod writer;
 
-pub use reader::{NANOVER_MAX_INTERVAL_US, RESYNC_WINDOW_US, Reader, Record};
+pub use reader::{Messages, NANOVER_MAX_INTERVAL_US, RESYNC_WINDOW_US, Reader, Record, Timed};
 pub use writer::Writer;

@@ -43,12 +43,13 @@
 //! Low level, with the aggregate:
 //!
 //! ```
-//! use recfmt_nanover::{FileKind, FrameView, generate, io::Reader};
+//! use recfmt_nanover::{FileKind, FrameView, generate, io::{Reader, Timed}};
 //! let (traj, _) = generate::small_recording_bytes()?;
 //! let mut reader = Reader::new(&traj[..], FileKind::Trajectory);
 //! let mut view = FrameView::new();
 //! let mut sessions = 0;
-//! while let Some((timestamp_us, frame)) = reader.read_frame()? {
+//! for frame in reader.frames() {
+//!     let Timed { timestamp: timestamp_us, message: frame } = frame?;
 //!     if view.apply(&frame) {
 //!         sessions += 1;
 //!     }
@@ -96,6 +97,7 @@ mod json;
 mod msgpack;
 #[cfg(feature = "nanover-zip")]
 pub mod nzip;
+mod packed;
 mod probe;
 mod proto;
 mod recording;

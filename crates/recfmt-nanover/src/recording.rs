@@ -1,31 +1,34 @@
 //! The adapter from NanoVer recordings to the generic recfmt model.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
 use recfmt_core::{
-    ArrayValue, BatchSet, DType, FormatInfo, FrameBuf, Header, Integrity, IntegrityStatus,
-    Metadata, ReadOptions, RecordingReader, Schema, Shape, SignalDesc, StreamBatch, StreamDesc,
-    TimeBase, TimeReference, TimeSystem, Value as Cell,
+    ArrayValue, FormatInfo, Header, Integrity, IntegrityStatus, Metadata, ReadOptions,
+    RecordingReader, RowWriter, Schema, TimeReference, TimeSystem, Value as Cell,
 };
 
+mod columns;
+
+pub(crate) use self::columns::{ArrayKind, ScalarKind, Variant};
+use self::columns::{FrameCols, Prescan, build_schema, prescan};
+#[cfg(feature = "hdf5")]
+pub(crate) use self::columns::{array_unit, value_unit};
 use crate::aggregate::{FrameView, SIMULATION_COUNTER};
 use crate::error::Result;
 use crate::header::{FileKind, Version};
-use crate::io::{Reader, Record};
+use crate::io::Reader;
 use crate::json::{array_to_json_text, value_to_json_text};
-use crate::proto::{GetFrameResponse, Kind, StateUpdate, Value, ValueArray, Values, is_null};
+use crate::proto::{GetFrameResponse, Kind, StateUpdate, Values, is_null};
 use crate::timeline::{Event, RecordingPaths, Timeline, open_file};
-use crate::wire::{WireArray, WireValue, frame_keys};
 
 /// Name of the stream with one row per frame record.
 pub const FRAMES_STREAM: &str = "frames";
 /// Name of the stream with one row per key changed by a state update.
 pub const STATE_STREAM: &str = "state";
 /// The time column of both streams: the record's timestamp in microseconds since the
-/// recorder started (`u64`; [`TimeBase::MICROSECONDS`]).
+/// recorder started (`u64`; [`TimeBase::MICROSECONDS`](recfmt_core::TimeBase::MICROSECONDS)).
 pub const TIME_COLUMN: &str = "t_us";
 /// The last column of the `frames` stream: which columns the record itself set (its delta),
 /// as a JSON array (see [`NanoverRecording`]).
@@ -46,472 +49,6 @@ pub static INFO: FormatInfo = FormatInfo {
     name: "NanoVer recording (.traj/.state, protobuf)",
     extensions: &["traj", "state"],
 };
-
-/// How a `values` key is held in the frames stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ScalarKind {
-    /// `number_value`: `f64`.
-    Number,
-    /// `bool_value`.
-    Bool,
-    /// `string_value`.
-    Text,
-    /// Lists, structs, nulls only, or a key whose kind changes: the JSON text.
-    Json,
-}
-
-impl ScalarKind {
-    #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
-    fn of(v: &Value) -> Option<ScalarKind> {
-        match v.kind {
-            Some(Kind::NumberValue(_)) => Some(ScalarKind::Number),
-            Some(Kind::BoolValue(_)) => Some(ScalarKind::Bool),
-            Some(Kind::StringValue(_)) => Some(ScalarKind::Text),
-            Some(Kind::ListValue(_) | Kind::StructValue(_)) => Some(ScalarKind::Json),
-            None | Some(Kind::NullValue(_)) => None,
-        }
-    }
-
-    fn of_wire(v: WireValue) -> Option<ScalarKind> {
-        match v {
-            WireValue::Null => None,
-            WireValue::Number => Some(ScalarKind::Number),
-            WireValue::Text => Some(ScalarKind::Text),
-            WireValue::Bool => Some(ScalarKind::Bool),
-            WireValue::Nested => Some(ScalarKind::Json),
-        }
-    }
-
-    fn dtype(self) -> DType {
-        match self {
-            ScalarKind::Number => DType::F64,
-            ScalarKind::Bool => DType::Bool,
-            ScalarKind::Text | ScalarKind::Json => DType::Str,
-        }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ScalarKind::Number => "number",
-            ScalarKind::Bool => "bool",
-            ScalarKind::Text => "string",
-            ScalarKind::Json => "json",
-        }
-    }
-
-    pub(crate) fn parse(name: &str) -> Option<ScalarKind> {
-        Some(match name {
-            "number" => ScalarKind::Number,
-            "bool" => ScalarKind::Bool,
-            "string" => ScalarKind::Text,
-            "json" => ScalarKind::Json,
-            _ => return None,
-        })
-    }
-}
-
-/// How an `arrays` key is held in the frames stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArrayKind {
-    /// A list of `f32` (`float_values`).
-    Float,
-    /// A list of `u32` (`index_values`).
-    Index,
-    /// JSON text: string arrays, or a key whose non-empty arrays change type.
-    Json,
-}
-
-impl ArrayKind {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ArrayKind::Float => "float",
-            ArrayKind::Index => "index",
-            ArrayKind::Json => "json",
-        }
-    }
-
-    pub(crate) fn parse(name: &str) -> Option<ArrayKind> {
-        Some(match name {
-            "float" => ArrayKind::Float,
-            "index" => ArrayKind::Index,
-            "json" => ArrayKind::Json,
-            _ => return None,
-        })
-    }
-
-    /// The variant a record has when `delta_keys` names no other.
-    pub(crate) fn natural(self) -> Variant {
-        match self {
-            ArrayKind::Float => Variant::Float,
-            ArrayKind::Index => Variant::Index,
-            ArrayKind::Json => Variant::Text,
-        }
-    }
-}
-
-/// The protobuf variant of a `ValueArray`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Variant {
-    /// No variant set.
-    None,
-    Float,
-    Index,
-    Text,
-}
-
-impl Variant {
-    pub(crate) fn of(a: &ValueArray) -> Variant {
-        match a.values {
-            None => Variant::None,
-            Some(Values::FloatValues(_)) => Variant::Float,
-            Some(Values::IndexValues(_)) => Variant::Index,
-            Some(Values::StringValues(_)) => Variant::Text,
-        }
-    }
-
-    fn of_wire(a: WireArray) -> Variant {
-        match a {
-            WireArray::None => Variant::None,
-            WireArray::Float(_) => Variant::Float,
-            WireArray::Index(_) => Variant::Index,
-            WireArray::Text(_) => Variant::Text,
-        }
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Variant::None => "none",
-            Variant::Float => "float",
-            Variant::Index => "index",
-            Variant::Text => "string",
-        }
-    }
-
-    pub(crate) fn parse(name: &str) -> Option<Variant> {
-        Some(match name {
-            "none" => Variant::None,
-            "float" => Variant::Float,
-            "index" => Variant::Index,
-            "string" => Variant::Text,
-            _ => return None,
-        })
-    }
-}
-
-/// Which variants a key's arrays had in the first pass.
-#[derive(Debug, Default, Clone, Copy)]
-struct ArraySeen {
-    float: bool,
-    index: bool,
-    text: bool,
-    first: Option<Variant>,
-}
-
-impl ArraySeen {
-    fn note(&mut self, v: Variant, len: usize) {
-        self.first.get_or_insert(v);
-        if len > 0 {
-            match v {
-                Variant::Float => self.float = true,
-                Variant::Index => self.index = true,
-                Variant::Text => self.text = true,
-                Variant::None => {}
-            }
-        }
-    }
-
-    /// Non-empty arrays decide; empty ones (any variant: writers store an empty float array
-    /// as an index array) only when nothing else was seen.
-    fn kind(&self) -> ArrayKind {
-        match (self.float, self.index, self.text) {
-            (true, false, false) => ArrayKind::Float,
-            (false, true, false) => ArrayKind::Index,
-            (false, false, true) => ArrayKind::Json,
-            (false, false, false) => match self.first {
-                Some(Variant::Index) => ArrayKind::Index,
-                Some(Variant::Text) => ArrayKind::Json,
-                _ => ArrayKind::Float,
-            },
-            _ => ArrayKind::Json,
-        }
-    }
-}
-
-/// What the first pass over the `.traj` found: which keys, with which types.
-#[derive(Debug, Default)]
-struct Prescan {
-    values: BTreeMap<String, Option<ScalarKind>>,
-    arrays: BTreeMap<String, ArraySeen>,
-    frames: u64,
-    resets: u64,
-    max_particles: usize,
-}
-
-impl Prescan {
-    fn note_value(&mut self, key: &str, kind: Option<ScalarKind>) {
-        let seen = match self.values.get_mut(key) {
-            Some(s) => s,
-            None => self.values.entry(key.to_string()).or_insert(None),
-        };
-        if let Some(kind) = kind {
-            *seen = match *seen {
-                None => Some(kind),
-                Some(old) if old == kind => Some(old),
-                Some(_) => Some(ScalarKind::Json),
-            };
-        }
-    }
-
-    fn note_array(&mut self, key: &str, v: Variant, len: usize) {
-        if key == "particle.positions" && v == Variant::Float {
-            self.max_particles = self.max_particles.max(len / 3);
-        }
-        match self.arrays.get_mut(key) {
-            Some(s) => s.note(v, len),
-            None => self.arrays.entry(key.to_string()).or_default().note(v, len),
-        }
-    }
-
-    fn note_frame(&mut self, frame_index: u64) {
-        self.frames += 1;
-        if frame_index == 0 {
-            self.resets += 1;
-        }
-    }
-
-    #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
-    fn add_message(&mut self, msg: &GetFrameResponse) {
-        self.note_frame(u64::from(msg.frame_index));
-        if let Some(frame) = &msg.frame {
-            for (k, v) in &frame.values {
-                self.note_value(k, ScalarKind::of(v));
-            }
-            for (k, a) in &frame.arrays {
-                self.note_array(k, Variant::of(a), a.len());
-            }
-        }
-    }
-}
-
-/// The first pass: keys and types only, from the wire, without decoding arrays.
-fn prescan<R: Read>(mut reader: Reader<R>) -> Result<Prescan> {
-    let mut scan = Prescan::default();
-    let bare = reader.read_header()? == Version::V1;
-    let mut record = Record::default();
-    while reader.read_record(&mut record)? {
-        // Undecodable records are skipped here; the second pass reports them.
-        let Ok(keys) = frame_keys(&record.payload, bare) else {
-            continue;
-        };
-        // Version 1 has no index: the ordinal stands in, as in `Reader::read_frame`.
-        scan.note_frame(if bare { scan.frames } else { keys.frame_index });
-        for (k, v) in &keys.values {
-            scan.note_value(k, ScalarKind::of_wire(*v));
-        }
-        for (k, a) in &keys.arrays {
-            scan.note_array(k, Variant::of_wire(*a), a.len());
-        }
-    }
-    Ok(scan)
-}
-
-/// The unit of a `values` key, when NanoVer documents one.
-pub(crate) fn value_unit(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "system.simulation.time" => "ps",
-        "system.temperature" => "K",
-        "server.timestamp" => "s",
-        k if k.starts_with("energy.") || k == "forces.user.work_done" => "kJ/mol",
-        _ => return None,
-    })
-}
-
-/// The unit of an `arrays` key, when NanoVer documents one.
-pub(crate) fn array_unit(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "particle.positions" | "system.box.vectors" => "nm",
-        "particle.velocities" => "nm/ps",
-        "particle.forces" | "particle.forces.system" | "forces.user.sparse" => "kJ/(mol nm)",
-        _ => return None,
-    })
-}
-
-/// How the elements of a well-known array are laid out.
-fn array_layout(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "particle.positions"
-        | "particle.velocities"
-        | "particle.forces"
-        | "particle.forces.system" => "x, y, z of each particle, flattened (3 per particle)",
-        "forces.user.sparse" => {
-            "x, y, z of each particle listed in forces.user.index, flattened (3 per entry)"
-        }
-        "system.box.vectors" => "3x3, row-major, each row a box vector",
-        "bond.pairs" => "particle index pairs, flattened (2 per bond)",
-        _ => return None,
-    })
-}
-
-/// A `frames` column fed from `values`.
-#[derive(Debug, Clone)]
-struct ValueCol {
-    key: String,
-    kind: ScalarKind,
-    at: usize,
-}
-
-/// A `frames` column fed from `arrays`, with the JSON text of its current value (string
-/// arrays are serialised once per change, not once per row).
-#[derive(Debug, Clone)]
-struct ArrayCol {
-    key: String,
-    kind: ArrayKind,
-    at: usize,
-    json: Option<String>,
-}
-
-/// The `frames` columns after the fixed ones.
-#[derive(Debug, Default, Clone)]
-struct FrameCols {
-    values: Vec<ValueCol>,
-    arrays: Vec<ArrayCol>,
-    value_of: BTreeMap<String, usize>,
-    array_of: BTreeMap<String, usize>,
-    delta: usize,
-}
-
-fn unique_name(taken: &mut std::collections::BTreeSet<String>, key: &str, map: &str) -> String {
-    let mut name = key.to_string();
-    if taken.contains(&name) {
-        name = format!("{map}.{key}");
-    }
-    let base = name.clone();
-    let mut n = 2;
-    while taken.contains(&name) {
-        name = format!("{base}#{n}");
-        n += 1;
-    }
-    taken.insert(name.clone());
-    name
-}
-
-fn build_schema(scan: &Prescan, has_traj: bool, has_state: bool) -> (Schema, FrameCols) {
-    let mut schema = Schema::default();
-    let mut cols = FrameCols::default();
-    if has_traj {
-        let mut frames = StreamDesc::new(
-            FRAMES_STREAM,
-            SignalDesc::scalar(TIME_COLUMN, DType::U64).with_unit("us"),
-            TimeBase::MICROSECONDS,
-        );
-        frames
-            .signals
-            .push(SignalDesc::scalar("frame_index", DType::U32));
-        let mut session = SignalDesc::scalar("session", DType::U32);
-        session.metadata.insert(
-            "description".into(),
-            "0-based session: +1 at every reset after the first frame, as split_sessions splits"
-                .into(),
-        );
-        frames.signals.push(session);
-        let mut taken: std::collections::BTreeSet<String> =
-            [TIME_COLUMN, "frame_index", "session", DELTA_KEYS_COLUMN]
-                .into_iter()
-                .map(String::from)
-                .collect();
-        for (key, kind) in &scan.values {
-            let kind = kind.unwrap_or(ScalarKind::Json);
-            let name = unique_name(&mut taken, key, "values");
-            let mut s = SignalDesc::scalar(name, kind.dtype());
-            if kind == ScalarKind::Number
-                && let Some(u) = value_unit(key)
-            {
-                s = s.with_unit(u);
-            }
-            let m = &mut s.metadata;
-            m.insert(META_MAP.into(), "values".into());
-            m.insert(META_KEY.into(), key.clone());
-            m.insert(META_TYPE.into(), kind.name().into());
-            if kind == ScalarKind::Json {
-                m.insert("encoding".into(), "json".into());
-            }
-            cols.value_of.insert(key.clone(), cols.values.len());
-            cols.values.push(ValueCol {
-                key: key.clone(),
-                kind,
-                at: frames.signals.len(),
-            });
-            frames.signals.push(s);
-        }
-        for (key, seen) in &scan.arrays {
-            let kind = seen.kind();
-            let name = unique_name(&mut taken, key, "arrays");
-            let mut s = match kind {
-                ArrayKind::Float => {
-                    SignalDesc::scalar(name, DType::F32).with_shape(Shape::Variable)
-                }
-                ArrayKind::Index => {
-                    SignalDesc::scalar(name, DType::U32).with_shape(Shape::Variable)
-                }
-                ArrayKind::Json => SignalDesc::scalar(name, DType::Str),
-            };
-            if kind != ArrayKind::Json
-                && let Some(u) = array_unit(key)
-            {
-                s = s.with_unit(u);
-            }
-            let m = &mut s.metadata;
-            m.insert(META_MAP.into(), "arrays".into());
-            m.insert(META_KEY.into(), key.clone());
-            m.insert(META_TYPE.into(), kind.name().into());
-            if kind == ArrayKind::Json {
-                m.insert("encoding".into(), "json".into());
-            }
-            if let Some(l) = array_layout(key) {
-                m.insert("layout".into(), l.into());
-            }
-            cols.array_of.insert(key.clone(), cols.arrays.len());
-            cols.arrays.push(ArrayCol {
-                key: key.clone(),
-                kind,
-                at: frames.signals.len(),
-                json: None,
-            });
-            frames.signals.push(s);
-        }
-        let mut delta = SignalDesc::scalar(DELTA_KEYS_COLUMN, DType::Str);
-        delta.metadata.insert("encoding".into(), "json".into());
-        delta.metadata.insert(
-            "description".into(),
-            "the columns this record itself set (its delta), as a JSON array of column names; [name, variant] where an array's protobuf type differs from the column's; null for a record without FrameData".into(),
-        );
-        cols.delta = frames.signals.len();
-        frames.signals.push(delta);
-        frames.metadata.insert(
-            "values".into(),
-            "aggregated frame after applying the record (deltas merged key by key, reset on frame_index 0), so every row is complete".into(),
-        );
-        schema.streams.push(frames);
-    }
-    if has_state {
-        let mut s = StreamDesc::new(
-            STATE_STREAM,
-            SignalDesc::scalar(TIME_COLUMN, DType::U64).with_unit("us"),
-            TimeBase::MICROSECONDS,
-        );
-        s.signals.push(SignalDesc::scalar("key", DType::Str));
-        let mut value = SignalDesc::scalar("value", DType::Str);
-        value.metadata.insert("encoding".into(), "json".into());
-        s.signals.push(value);
-        s.signals.push(SignalDesc::scalar("removed", DType::Bool));
-        s.metadata.insert(
-            "rows".into(),
-            "one row per key a state update sets (value as JSON) or removes (value null, removed true); an update that changes nothing gives one row with a null key".into(),
-        );
-        schema.streams.push(s);
-    }
-    (schema, cols)
-}
 
 #[derive(Debug)]
 enum Source<R> {
@@ -1073,108 +610,83 @@ impl<R: Read> NanoverRecording<R> {
         }
     }
 
-    fn time_cell(&self) -> Cell {
-        self.pending
-            .timestamp
-            .and_then(|t| u64::try_from(t).ok())
-            .map_or(Cell::Null, Cell::UInt)
-    }
-
-    fn emit_frame_row(&mut self, stream: usize, dst: &mut FrameBuf) {
-        dst.reset(stream, self.schema.streams[stream].signals.len());
-        dst.values[0] = self.time_cell();
-        dst.values[1] = Cell::UInt(u64::from(self.pending.frame_index));
-        dst.values[2] = Cell::UInt(u64::from(self.session));
+    /// Writes the pending frame row: the time, index and session, every `values` and
+    /// `arrays` column of the aggregated frame, then `delta_keys`. Float and index arrays are
+    /// pushed as slices of the decoded protobuf arrays; a column a projection left out is
+    /// skipped without being built (no JSON text made for it).
+    fn write_frame_row(&mut self, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+        push_time(self.pending.timestamp, row)?;
+        push_kept(row, |row| row.push(self.pending.frame_index))?;
+        push_kept(row, |row| row.push(self.session))?;
         for col in &self.cols.values {
-            let cell = &mut dst.values[col.at];
+            if !row.wants_next() {
+                row.skip()?;
+                continue;
+            }
             let v = self.view.values.get(&col.key);
             match (col.kind, v.and_then(|v| v.kind.as_ref())) {
-                (_, None | Some(Kind::NullValue(_))) => *cell = Cell::Null,
-                (ScalarKind::Number, Some(Kind::NumberValue(n))) => *cell = Cell::Float(*n),
-                (ScalarKind::Bool, Some(Kind::BoolValue(b))) => *cell = Cell::Bool(*b),
-                (ScalarKind::Text, Some(Kind::StringValue(s))) => cell.set_str(s),
+                (_, None | Some(Kind::NullValue(_))) => row.push_null()?,
+                (ScalarKind::Number, Some(Kind::NumberValue(n))) => row.push(*n)?,
+                (ScalarKind::Bool, Some(Kind::BoolValue(b))) => row.push(*b)?,
+                (ScalarKind::Text, Some(Kind::StringValue(s))) => row.push_str(s)?,
                 (ScalarKind::Json, Some(_)) => match v {
-                    Some(v) => cell.set_str(&value_to_json_text(v)),
-                    None => *cell = Cell::Null,
+                    Some(v) => row.push_str(&value_to_json_text(v))?,
+                    None => row.push_null()?,
                 },
                 // A kind the first pass did not see for this key (the files changed between
                 // the passes): nothing faithful to put here.
-                _ => *cell = Cell::Null,
+                _ => row.push_null()?,
             }
         }
         for col in &mut self.cols.arrays {
-            let cell = &mut dst.values[col.at];
+            if !row.wants_next() {
+                row.skip()?;
+                continue;
+            }
             let Some(a) = self.view.arrays.get(&col.key) else {
-                *cell = Cell::Null;
+                row.push_null()?;
                 continue;
             };
             match (col.kind, &a.values) {
-                (ArrayKind::Float, Some(Values::FloatValues(f))) => {
-                    cell.f32_array().extend_from_slice(&f.values);
-                }
+                (ArrayKind::Float, Some(Values::FloatValues(f))) => row.push_slice(&f.values)?,
+                (ArrayKind::Index, Some(Values::IndexValues(i))) => row.push_slice(&i.values)?,
+                // Arrays of the other protobuf type (in practice only empty ones, which
+                // writers store with either type): converted element by element.
                 (ArrayKind::Float, Some(Values::IndexValues(i))) => {
-                    cell.f32_array().extend(i.values.iter().map(|&x| x as f32));
-                }
-                (ArrayKind::Index, Some(Values::IndexValues(i))) => {
-                    uint_array(cell).extend(i.values.iter().map(|&x| u64::from(x)));
+                    let v: Vec<f32> = i.values.iter().map(|&x| x as f32).collect();
+                    row.push_slice(&v)?;
                 }
                 (ArrayKind::Index, Some(Values::FloatValues(f))) => {
-                    uint_array(cell).extend(f.values.iter().map(|&x| x as u64));
+                    // As unsigned 64-bit values: the column refuses one past u32.
+                    let v = f.values.iter().map(|&x| x as u64).collect();
+                    row.push_value(&Cell::Array(ArrayValue::UInt(v)))?;
                 }
-                (ArrayKind::Float, _) => {
-                    cell.f32_array();
-                }
-                (ArrayKind::Index, _) => {
-                    uint_array(cell);
-                }
+                (ArrayKind::Float, _) => row.push_slice::<f32>(&[])?,
+                (ArrayKind::Index, _) => row.push_slice::<u32>(&[])?,
                 (ArrayKind::Json, _) => {
                     let text = col.json.get_or_insert_with(|| array_to_json_text(a));
-                    cell.set_str(text);
+                    row.push_str(text)?;
                 }
             }
         }
-        let delta = &mut dst.values[self.cols.delta];
         match &self.pending.delta {
-            Some(d) => delta.set_str(d),
-            None => *delta = Cell::Null,
+            _ if !row.wants_next() => row.skip(),
+            Some(d) => row.push_str(d),
+            None => row.push_null(),
         }
     }
 
-    fn emit_state_row(&mut self, stream: usize, dst: &mut FrameBuf) {
-        dst.reset(stream, 4);
-        dst.values[0] = self.time_cell();
-        let (key, json, removed) = &self.pending.state_rows[self.pending.next_state];
-        match key {
-            Some(k) => dst.values[1].set_str(k),
-            None => dst.values[1] = Cell::Null,
+    /// Writes state row `at` of the pending update: time, key, value (JSON), removed.
+    fn write_state_row(&self, at: usize, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+        push_time(self.pending.timestamp, row)?;
+        let (key, json, removed) = &self.pending.state_rows[at];
+        for text in [key, json] {
+            push_kept(row, |row| match text {
+                Some(t) => row.push_str(t),
+                None => row.push_null(),
+            })?;
         }
-        match json {
-            Some(j) => dst.values[2].set_str(j),
-            None => dst.values[2] = Cell::Null,
-        }
-        dst.values[3] = Cell::Bool(*removed);
-        self.pending.next_state += 1;
-    }
-
-    fn next_row(&mut self, dst: &mut FrameBuf) -> Result<bool> {
-        loop {
-            if self.pending.frame_row {
-                self.pending.frame_row = false;
-                if let Some(s) = self.frames_stream {
-                    self.emit_frame_row(s, dst);
-                    return Ok(true);
-                }
-            }
-            if self.pending.next_state < self.pending.state_rows.len()
-                && let Some(s) = self.state_stream
-            {
-                self.emit_state_row(s, dst);
-                return Ok(true);
-            }
-            if !self.advance()? {
-                return Ok(false);
-            }
-        }
+        push_kept(row, |row| row.push(*removed))
     }
 
     /// Reads the next event into [`Pending`]; false once the recording has ended (the
@@ -1214,302 +726,29 @@ impl<R: Read> NanoverRecording<R> {
             }
         }
     }
-
-    /// True when `dst` was made for this recording's schema: the same streams, and for each,
-    /// columns of the signals' types and shapes. Only then can rows be appended natively;
-    /// any other set goes through the row path, which reports the mismatch as it would.
-    fn batch_fits(&self, dst: &BatchSet) -> bool {
-        dst.len() == self.schema.streams.len()
-            && self.schema.streams.iter().enumerate().all(|(i, desc)| {
-                let columns = dst.stream(i).columns();
-                columns.len() == desc.signals.len()
-                    && columns.iter().zip(&desc.signals).all(|(c, s)| {
-                        let width = match &s.shape {
-                            Shape::Variable => None,
-                            fixed => Some(fixed.element_count().unwrap_or(1)),
-                        };
-                        c.dtype() == s.dtype && c.width() == width
-                    })
-            })
-    }
-
-    /// The error the row path gives for a value that does not fit its column.
-    fn value_error(&self, stream: usize, signal: usize, message: String) -> recfmt_core::Error {
-        let desc = self.schema.streams.get(stream);
-        recfmt_core::Error::Value {
-            stream: desc.map_or("?", |d| d.name.as_str()).to_owned(),
-            signal: desc
-                .and_then(|d| d.signals.get(signal))
-                .map_or("?", |s| s.name.as_str())
-                .to_owned(),
-            message,
-        }
-    }
-
-    /// The batch path: the rows [`NanoverRecording::next_row`] gives, appended to the columns
-    /// without a [`Cell`] per array (see [`NanoverRecording::push_frame_row`]). Rows of
-    /// unwanted streams are consumed without being built.
-    fn read_batches_native(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
-        let capacity = dst.capacity();
-        if dst.is_full() {
-            return Ok(true);
-        }
-        loop {
-            if self.pending.frame_row {
-                self.pending.frame_row = false;
-                if let Some(s) = self.frames_stream
-                    && dst.wants(s)
-                {
-                    let batch = dst.stream_mut(s);
-                    self.push_frame_row(s, batch)?;
-                    if batch.is_full(capacity) {
-                        return Ok(true);
-                    }
-                }
-            }
-            if let Some(s) = self.state_stream {
-                if dst.wants(s) {
-                    let batch = dst.stream_mut(s);
-                    while self.pending.next_state < self.pending.state_rows.len() {
-                        self.push_state_row(s, batch)?;
-                        if batch.is_full(capacity) {
-                            return Ok(true);
-                        }
-                    }
-                } else {
-                    self.pending.next_state = self.pending.state_rows.len();
-                }
-            }
-            if !self.advance()? {
-                return Ok(false);
-            }
-        }
-    }
-
-    /// Appends the pending frame row to `batch` (the `frames` stream's), column by column,
-    /// with the values [`NanoverRecording::emit_frame_row`] gives: float and index arrays
-    /// are copied from the aggregated frame's decoded protobuf arrays with one
-    /// `extend_from_slice` each, where the row path builds a `Vec` per array and then
-    /// converts it element by element into the column. Every list and text column is
-    /// checked for room first, so a refused row leaves the batch unchanged, as
-    /// [`StreamBatch::push_values`] does.
-    fn push_frame_row(
-        &mut self,
-        stream: usize,
-        batch: &mut StreamBatch,
-    ) -> recfmt_core::Result<()> {
-        let row = batch.rows();
-        let columns = batch.columns_mut();
-        let delta_at = self.cols.delta;
-        // The JSON text of `values` columns held as JSON, in column order, made once.
-        let mut json_values = Vec::new();
-        // First pass: room and conversions, appending nothing.
-        let mut checks: Vec<(usize, usize)> = Vec::new();
-        for col in &self.cols.values {
-            if columns[col.at].is_skipped() {
-                continue;
-            }
-            let v = self.view.values.get(&col.key);
-            match (col.kind, v.and_then(|v| v.kind.as_ref())) {
-                (ScalarKind::Text, Some(Kind::StringValue(s))) => checks.push((col.at, s.len())),
-                (ScalarKind::Json, Some(k)) if !matches!(k, Kind::NullValue(_)) => {
-                    let text = v.map(value_to_json_text).unwrap_or_default();
-                    checks.push((col.at, text.len()));
-                    json_values.push(text);
-                }
-                _ => {}
-            }
-        }
-        let mut refused = None;
-        for col in &mut self.cols.arrays {
-            if columns[col.at].is_skipped() {
-                continue;
-            }
-            let Some(a) = self.view.arrays.get(&col.key) else {
-                continue;
-            };
-            let n = match (col.kind, &a.values) {
-                (ArrayKind::Float, Some(Values::FloatValues(f))) => f.values.len(),
-                (ArrayKind::Float, Some(Values::IndexValues(i))) => i.values.len(),
-                (ArrayKind::Index, Some(Values::IndexValues(i))) => i.values.len(),
-                (ArrayKind::Index, Some(Values::FloatValues(f))) => {
-                    // The row path turns each float into a u64 with `as`, then refuses one
-                    // past u32.
-                    if let Some(big) = f
-                        .values
-                        .iter()
-                        .map(|&x| x as u64)
-                        .find(|&x| u32::try_from(x).is_err())
-                    {
-                        refused = Some((
-                            col.at,
-                            format!("value {big} does not fit in {}", DType::U32),
-                        ));
-                        break;
-                    }
-                    f.values.len()
-                }
-                (ArrayKind::Float | ArrayKind::Index, _) => 0,
-                (ArrayKind::Json, _) => col.json.get_or_insert_with(|| array_to_json_text(a)).len(),
-            };
-            checks.push((col.at, n));
-        }
-        if let Some((at, message)) = refused {
-            return Err(self.value_error(stream, at, message));
-        }
-        if let Some(d) = &self.pending.delta {
-            checks.push((delta_at, d.len()));
-        }
-        for (at, n) in checks {
-            if let Err(message) = columns[at].room_for(n) {
-                return Err(self.value_error(stream, at, message));
-            }
-        }
-        // Second pass: append. Nothing below can fail any more: the set fits the schema
-        // (`batch_fits`) and the room is checked; errors are still passed on, not ignored.
-        let wrap =
-            |at: usize, r: std::result::Result<(), String>| r.map_err(|message| (at, message));
-        let result = (|| {
-            let time = self.time_cell();
-            wrap(0, columns[0].push_value(&time, row))?;
-            let index = Cell::UInt(u64::from(self.pending.frame_index));
-            wrap(1, columns[1].push_value(&index, row))?;
-            let session = Cell::UInt(u64::from(self.session));
-            wrap(2, columns[2].push_value(&session, row))?;
-            let mut json_values = json_values.iter();
-            for col in &self.cols.values {
-                let c = &mut columns[col.at];
-                if c.is_skipped() {
-                    continue;
-                }
-                let v = self.view.values.get(&col.key);
-                let r = match (col.kind, v.and_then(|v| v.kind.as_ref())) {
-                    (_, None | Some(Kind::NullValue(_))) => c.push_value(&Cell::Null, row),
-                    (ScalarKind::Number, Some(Kind::NumberValue(n))) => {
-                        c.push_value(&Cell::Float(*n), row)
-                    }
-                    (ScalarKind::Bool, Some(Kind::BoolValue(b))) => {
-                        c.push_value(&Cell::Bool(*b), row)
-                    }
-                    (ScalarKind::Text, Some(Kind::StringValue(s))) => c.push_str(s),
-                    (ScalarKind::Json, Some(_)) => match json_values.next() {
-                        Some(text) => c.push_str(text),
-                        None => Err("internal: a JSON value went missing".into()),
-                    },
-                    // A kind the first pass did not see for this key: null, as in the row path.
-                    _ => c.push_value(&Cell::Null, row),
-                };
-                wrap(col.at, r)?;
-            }
-            for col in &self.cols.arrays {
-                let c = &mut columns[col.at];
-                if c.is_skipped() {
-                    continue;
-                }
-                let Some(a) = self.view.arrays.get(&col.key) else {
-                    wrap(col.at, c.push_value(&Cell::Null, row))?;
-                    continue;
-                };
-                let r = match (col.kind, &a.values) {
-                    (ArrayKind::Float, Some(Values::FloatValues(f))) => c.push_slice(&f.values),
-                    (ArrayKind::Index, Some(Values::IndexValues(i))) => c.push_slice(&i.values),
-                    // Arrays of the other protobuf type: converted as the row path does (in
-                    // practice only empty ones, which writers store with either type).
-                    (ArrayKind::Float, Some(Values::IndexValues(i))) => {
-                        let v: Vec<f32> = i.values.iter().map(|&x| x as f32).collect();
-                        c.push_slice(&v)
-                    }
-                    (ArrayKind::Index, Some(Values::FloatValues(f))) => {
-                        let v: Vec<u32> = f
-                            .values
-                            .iter()
-                            .map(|&x| u32::try_from(x as u64).unwrap_or(u32::MAX))
-                            .collect();
-                        c.push_slice(&v)
-                    }
-                    (ArrayKind::Float, _) => c.push_slice::<f32>(&[]),
-                    (ArrayKind::Index, _) => c.push_slice::<u32>(&[]),
-                    (ArrayKind::Json, _) => match &col.json {
-                        Some(text) => c.push_str(text),
-                        None => Err("internal: a JSON array went missing".into()),
-                    },
-                };
-                wrap(col.at, r)?;
-            }
-            let delta = &mut columns[delta_at];
-            wrap(
-                delta_at,
-                match &self.pending.delta {
-                    Some(d) => delta.push_str(d),
-                    None => delta.push_value(&Cell::Null, row),
-                },
-            )
-        })();
-        result.map_err(|(at, message)| self.value_error(stream, at, message))?;
-        batch.commit_rows(1);
-        Ok(())
-    }
-
-    /// Appends the next pending state row to `batch` (the `state` stream's), with the values
-    /// [`NanoverRecording::emit_state_row`] gives; the row is consumed even when refused, as
-    /// on the row path.
-    fn push_state_row(
-        &mut self,
-        stream: usize,
-        batch: &mut StreamBatch,
-    ) -> recfmt_core::Result<()> {
-        let row = batch.rows();
-        let at = self.pending.next_state;
-        self.pending.next_state += 1;
-        let Some((key, json, removed)) = self.pending.state_rows.get(at) else {
-            return Ok(());
-        };
-        let columns = batch.columns_mut();
-        let checks = [
-            (1, key.as_ref().map_or(0, String::len)),
-            (2, json.as_ref().map_or(0, String::len)),
-        ];
-        for (at, n) in checks {
-            if let Err(message) = columns[at].room_for(n) {
-                return Err(self.value_error(stream, at, message));
-            }
-        }
-        let time = self
-            .pending
-            .timestamp
-            .and_then(|t| u64::try_from(t).ok())
-            .map_or(Cell::Null, Cell::UInt);
-        let text = |c: &mut recfmt_core::ColumnBuf, t: &Option<String>| match t {
-            Some(t) => c.push_str(t),
-            None => c.push_value(&Cell::Null, row),
-        };
-        let result = columns[0]
-            .push_value(&time, row)
-            .map_err(|m| (0, m))
-            .and_then(|()| text(&mut columns[1], key).map_err(|m| (1, m)))
-            .and_then(|()| text(&mut columns[2], json).map_err(|m| (2, m)))
-            .and_then(|()| {
-                columns[3]
-                    .push_value(&Cell::Bool(*removed), row)
-                    .map_err(|m| (3, m))
-            });
-        result.map_err(|(at, message)| self.value_error(stream, at, message))?;
-        batch.commit_rows(1);
-        Ok(())
-    }
 }
 
-/// Makes a cell an unsigned integer list and returns it cleared, reusing the allocation.
-fn uint_array(cell: &mut Cell) -> &mut Vec<u64> {
-    if !matches!(cell, Cell::Array(ArrayValue::UInt(_))) {
-        *cell = Cell::Array(ArrayValue::UInt(Vec::new()));
-    }
-    match cell {
-        Cell::Array(ArrayValue::UInt(v)) => {
-            v.clear();
-            v
+/// Pushes a row's time (µs, null when unknown or past `u64`), or skips it when a projection
+/// left it out.
+fn push_time(timestamp: Option<u128>, row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+    push_kept(row, |row| {
+        match timestamp.and_then(|t| u64::try_from(t).ok()) {
+            Some(t) => row.push(t),
+            None => row.push_null(),
         }
-        _ => unreachable!("set to a uint array just above"),
+    })
+}
+
+/// Pushes the next value with `push`, or skips it when a projection left it out.
+#[inline]
+fn push_kept(
+    row: &mut RowWriter<'_>,
+    push: impl FnOnce(&mut RowWriter<'_>) -> recfmt_core::Result<()>,
+) -> recfmt_core::Result<()> {
+    if row.wants_next() {
+        push(row)
+    } else {
+        row.skip()
     }
 }
 
@@ -1526,25 +765,39 @@ impl<R: Read + Send> RecordingReader for NanoverRecording<R> {
         &self.schema
     }
 
-    fn read_frame(&mut self, dst: &mut FrameBuf) -> recfmt_core::Result<bool> {
-        Ok(self.next_row(dst)?)
+    /// The pending frame row, then the pending state rows, then the next event; rows of
+    /// unwanted streams are consumed without being built.
+    fn read_row(&mut self, row: &mut RowWriter<'_>) -> recfmt_core::Result<bool> {
+        loop {
+            if self.pending.frame_row {
+                self.pending.frame_row = false;
+                if let Some(s) = self.frames_stream {
+                    if row.begin(s)? {
+                        self.write_frame_row(row)?;
+                        row.finish()?;
+                    }
+                    return Ok(true);
+                }
+            }
+            if self.pending.next_state < self.pending.state_rows.len()
+                && let Some(s) = self.state_stream
+            {
+                let at = self.pending.next_state;
+                self.pending.next_state += 1;
+                if row.begin(s)? {
+                    self.write_state_row(at, row)?;
+                    row.finish()?;
+                }
+                return Ok(true);
+            }
+            if !self.advance()? {
+                return Ok(false);
+            }
+        }
     }
 
     fn integrity(&self) -> &Integrity {
         &self.merged
-    }
-
-    /// Native, for `.traj`/`.state` and `.nanover.zip` alike: the float and index array
-    /// columns are filled straight from the decoded protobuf arrays of the aggregated frame,
-    /// one `extend_from_slice` per array, without the row path's `Value` per array per row
-    /// and its element-by-element conversion. The rows, nulls and integrity report are those
-    /// of [`RecordingReader::read_frame`], and the two may be mixed. A set made for another
-    /// schema goes through the row path, which reports the mismatch.
-    fn read_batches(&mut self, dst: &mut BatchSet) -> recfmt_core::Result<bool> {
-        if !self.batch_fits(dst) {
-            return recfmt_core::read_batches_by_rows(self, dst);
-        }
-        self.read_batches_native(dst)
     }
 
     fn progress(&self) -> (u64, Option<u64>) {

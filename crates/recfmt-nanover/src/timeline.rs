@@ -8,7 +8,7 @@ use recfmt_core::ReadOptions;
 
 use crate::error::Result;
 use crate::header::{FileKind, VersionPolicy};
-use crate::io::Reader;
+use crate::io::{Reader, Timed};
 use crate::proto::{GetFrameResponse, StateUpdate};
 
 /// One moment of a recording: a frame, a state update, or both when their timestamps are
@@ -250,14 +250,20 @@ impl<T: Read, S: Read> Timeline<T, S> {
 
     fn pull_frame(&mut self) -> Result<()> {
         if let Some(r) = &mut self.traj {
-            self.next_frame = r.read_frame()?;
+            let mut frame = Timed::default();
+            self.next_frame = r
+                .read_frame(&mut frame)?
+                .then_some((frame.timestamp, frame.message));
         }
         Ok(())
     }
 
     fn pull_state(&mut self) -> Result<()> {
         if let Some(r) = &mut self.state {
-            self.next_state = r.read_state()?;
+            let mut update = Timed::default();
+            self.next_state = r
+                .read_state(&mut update)?
+                .then_some((update.timestamp, update.message));
         }
         Ok(())
     }

@@ -35,8 +35,13 @@ use recfmt_core::{AtomicFile, Integrity, ReadOptions, Replace, ResultExt};
 
 use crate::error::Result;
 use crate::header::FileKind;
+use crate::packed::{INDEX, MESSAGES, Packed};
 use crate::proto::{GetFrameResponse, Kind, StateUpdate, Value, ValueArray, Values, is_null};
 use crate::timeline::{Event, Timeline, open_file};
+
+mod container;
+
+use self::container::{Crc, Entry, ZIP64_LIMIT, central_directory, end_records, local_header};
 
 // ---------------------------------------------------------------------------------------------
 // MessagePack, packed as msgpack-python packs (smallest encodings, float64, bin for bytes)
@@ -153,33 +158,6 @@ impl Mp<'_> {
             }
         }
     }
-}
-
-/// Element type of a key whose arrays NanoVer packs into bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Packed {
-    F32,
-    U32,
-    U8,
-}
-
-fn packed(key: &str) -> Option<Packed> {
-    Some(match key {
-        "particle.positions"
-        | "particle.velocities"
-        | "particle.forces"
-        | "particle.forces.system"
-        | "system.box.vectors"
-        | "forces.user.sparse" => Packed::F32,
-        "particle.residues" | "bond.pairs" | "residue.chains" | "forces.user.index" => Packed::U32,
-        "particle.elements" | "bond.orders" => Packed::U8,
-        _ => return None,
-    })
-}
-
-/// `values` keys NanoVer's converter turns into integers (`int(value)`).
-fn integer_value(key: &str) -> bool {
-    matches!(key, "particle.count" | "residue.count" | "chain.count")
 }
 
 /// One message item in a frame: a value, or an array of a key.
@@ -333,7 +311,7 @@ fn encode_frame(buf: &mut Vec<u8>, msg: &GetFrameResponse, loss: &mut Loss) -> R
             Item::Index(i) => out.uint(u64::from(*i)),
             Item::Value(key, v) => match v.kind {
                 Some(Kind::NumberValue(n))
-                    if integer_value(key) && n.is_finite() && n.abs() < 9.2e18 =>
+                    if crate::packed::integer_value(key) && n.is_finite() && n.abs() < 9.2e18 =>
                 {
                     let t = n.trunc();
                     loss.note(u64::from(t != n), || {
@@ -343,7 +321,7 @@ fn encode_frame(buf: &mut Vec<u8>, msg: &GetFrameResponse, loss: &mut Loss) -> R
                 }
                 _ => out.value(v),
             },
-            Item::Array(key, a) => match packed(key) {
+            Item::Array(key, a) => match Packed::of(key) {
                 Some(p) => pack_array(&mut out, key, a, p, loss)?,
                 None => list_array(&mut out, a),
             },
@@ -370,173 +348,6 @@ fn encode_state(buf: &mut Vec<u8>, update: &StateUpdate) {
     for (k, _) in removals {
         out.str(k);
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The zip container, as Python's zipfile writes it
-// ---------------------------------------------------------------------------------------------
-
-fn crc_table() -> [u32; 256] {
-    let mut table = [0u32; 256];
-    for (i, slot) in table.iter_mut().enumerate() {
-        let mut c = i as u32;
-        for _ in 0..8 {
-            c = if c & 1 != 0 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-        }
-        *slot = c;
-    }
-    table
-}
-
-struct Crc {
-    table: [u32; 256],
-    value: u32,
-}
-
-impl Crc {
-    fn new() -> Self {
-        Crc {
-            table: crc_table(),
-            value: 0xffff_ffff,
-        }
-    }
-
-    fn update(&mut self, bytes: &[u8]) {
-        let mut c = self.value;
-        for &b in bytes {
-            c = self.table[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8);
-        }
-        self.value = c;
-    }
-
-    fn finish(&self) -> u32 {
-        self.value ^ 0xffff_ffff
-    }
-}
-
-const MESSAGES: &str = "messages.msgpack";
-const INDEX: &str = "index.msgpack";
-/// `zipfile.ZIP64_LIMIT`: Python switches to zip64 fields above this.
-const ZIP64_LIMIT: u64 = (1 << 31) - 1;
-/// DOS date 1980-01-01, time 00:00 (Python's default `ZipInfo.date_time`).
-const DOS_DATE: u16 = 0x0021;
-/// `external_attr` of `ZipFile.open(name, "w")`: `0o600 << 16`.
-const EXTERNAL_ATTR: u32 = 0o600 << 16;
-
-struct Entry {
-    name: &'static str,
-    offset: u64,
-    size: u64,
-    crc: u32,
-    /// Written with a zip64 local header (version 45).
-    zip64: bool,
-}
-
-fn local_header(name: &str, crc: u32, size: u64, zip64: bool) -> Vec<u8> {
-    let mut h = Vec::with_capacity(30 + name.len() + 20);
-    h.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-    h.extend_from_slice(&(if zip64 { 45u16 } else { 20 }).to_le_bytes());
-    h.extend_from_slice(&0u16.to_le_bytes()); // flags
-    h.extend_from_slice(&0u16.to_le_bytes()); // stored
-    h.extend_from_slice(&0u16.to_le_bytes()); // time
-    h.extend_from_slice(&DOS_DATE.to_le_bytes());
-    h.extend_from_slice(&crc.to_le_bytes());
-    let small = if zip64 { 0xffff_ffff } else { size as u32 };
-    h.extend_from_slice(&small.to_le_bytes());
-    h.extend_from_slice(&small.to_le_bytes());
-    h.extend_from_slice(&(name.len() as u16).to_le_bytes());
-    h.extend_from_slice(&(if zip64 { 20u16 } else { 0 }).to_le_bytes());
-    h.extend_from_slice(name.as_bytes());
-    if zip64 {
-        h.extend_from_slice(&1u16.to_le_bytes());
-        h.extend_from_slice(&16u16.to_le_bytes());
-        h.extend_from_slice(&size.to_le_bytes());
-        h.extend_from_slice(&size.to_le_bytes());
-    }
-    h
-}
-
-fn central_directory(entries: &[Entry], limit: u64) -> Vec<u8> {
-    let mut cd = Vec::new();
-    for e in entries {
-        let mut extra: Vec<u64> = Vec::new();
-        let mut size = e.size as u32;
-        let mut offset = e.offset as u32;
-        if e.size > limit {
-            extra.extend([e.size, e.size]);
-            size = 0xffff_ffff;
-        }
-        if e.offset > limit {
-            extra.push(e.offset);
-            offset = 0xffff_ffff;
-        }
-        let version: u16 = if e.zip64 || !extra.is_empty() { 45 } else { 20 };
-        cd.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-        cd.extend_from_slice(&(version | (3 << 8)).to_le_bytes()); // made by: Unix
-        cd.extend_from_slice(&version.to_le_bytes());
-        cd.extend_from_slice(&0u16.to_le_bytes());
-        cd.extend_from_slice(&0u16.to_le_bytes());
-        cd.extend_from_slice(&0u16.to_le_bytes());
-        cd.extend_from_slice(&DOS_DATE.to_le_bytes());
-        cd.extend_from_slice(&e.crc.to_le_bytes());
-        cd.extend_from_slice(&size.to_le_bytes());
-        cd.extend_from_slice(&size.to_le_bytes());
-        cd.extend_from_slice(&(e.name.len() as u16).to_le_bytes());
-        let extra_len = if extra.is_empty() {
-            0
-        } else {
-            4 + 8 * extra.len()
-        };
-        cd.extend_from_slice(&(extra_len as u16).to_le_bytes());
-        cd.extend_from_slice(&0u16.to_le_bytes()); // comment
-        cd.extend_from_slice(&0u16.to_le_bytes()); // disk
-        cd.extend_from_slice(&0u16.to_le_bytes()); // internal attributes
-        cd.extend_from_slice(&EXTERNAL_ATTR.to_le_bytes());
-        cd.extend_from_slice(&offset.to_le_bytes());
-        cd.extend_from_slice(e.name.as_bytes());
-        if !extra.is_empty() {
-            cd.extend_from_slice(&1u16.to_le_bytes());
-            cd.extend_from_slice(&((8 * extra.len()) as u16).to_le_bytes());
-            for x in extra {
-                cd.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-    }
-    cd
-}
-
-fn end_records(count: u64, cd_size: u64, cd_offset: u64, limit: u64) -> Vec<u8> {
-    let mut end = Vec::new();
-    if cd_offset > limit || cd_size > limit {
-        let pos = cd_offset + cd_size;
-        end.extend_from_slice(&0x0606_4b50u32.to_le_bytes());
-        end.extend_from_slice(&44u64.to_le_bytes());
-        end.extend_from_slice(&45u16.to_le_bytes());
-        end.extend_from_slice(&45u16.to_le_bytes());
-        end.extend_from_slice(&0u32.to_le_bytes());
-        end.extend_from_slice(&0u32.to_le_bytes());
-        end.extend_from_slice(&count.to_le_bytes());
-        end.extend_from_slice(&count.to_le_bytes());
-        end.extend_from_slice(&cd_size.to_le_bytes());
-        end.extend_from_slice(&cd_offset.to_le_bytes());
-        end.extend_from_slice(&0x0706_4b50u32.to_le_bytes());
-        end.extend_from_slice(&0u32.to_le_bytes());
-        end.extend_from_slice(&pos.to_le_bytes());
-        end.extend_from_slice(&1u32.to_le_bytes());
-    }
-    end.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-    end.extend_from_slice(&0u16.to_le_bytes());
-    end.extend_from_slice(&0u16.to_le_bytes());
-    end.extend_from_slice(&(count.min(0xffff) as u16).to_le_bytes());
-    end.extend_from_slice(&(count.min(0xffff) as u16).to_le_bytes());
-    end.extend_from_slice(&(cd_size.min(0xffff_ffff) as u32).to_le_bytes());
-    end.extend_from_slice(&(cd_offset.min(0xffff_ffff) as u32).to_le_bytes());
-    end.extend_from_slice(&0u16.to_le_bytes());
-    end
 }
 
 /// What [`write_zip`] wrote.

@@ -22,7 +22,8 @@ fn expected_rows(traj: &Path) -> (u64, u64) {
     let bytes = std::fs::read(traj).unwrap();
     let mut r = Reader::new(&bytes[..], FileKind::Trajectory);
     let mut frames = 0;
-    while r.read_frame().unwrap().is_some() {
+    for frame in r.frames() {
+        frame.unwrap();
         frames += 1;
     }
     let mut states = 0;
@@ -30,7 +31,7 @@ fn expected_rows(traj: &Path) -> (u64, u64) {
     if state.is_file() {
         let bytes = std::fs::read(&state).unwrap();
         let mut r = Reader::new(&bytes[..], FileKind::State);
-        while let Some((_, s)) = r.read_state().unwrap() {
+        for s in r.updates().map(|u| u.unwrap().message) {
             states += (s.changes().count() as u64).max(1);
         }
     }
@@ -402,7 +403,11 @@ fn a_merged_reset_is_found_split_and_repaired() {
     assert_eq!(summary.resets_restored, 1);
     let mut r = Reader::new(&fixed[..], FileKind::Trajectory);
     let mut back: Vec<(u128, GetFrameResponse)> = Vec::new();
-    while let Some(f) = r.read_frame().unwrap() {
+    for f in r
+        .frames()
+        .map(|m| m.unwrap())
+        .map(|m| (m.timestamp, m.message))
+    {
         back.push(f);
     }
     frames[4].1.frame_index = 0;

@@ -340,7 +340,11 @@ fn check_state(path: &Path, inv: &StateInventory) {
     let mut timestamps = Vec::new();
     let mut removals = 0;
     let mut prefixes: BTreeMap<(String, String), u64> = BTreeMap::new();
-    while let Some((t, update)) = reader.read_state().unwrap() {
+    for (t, update) in reader
+        .updates()
+        .map(|m| m.unwrap())
+        .map(|m| (m.timestamp, m.message))
+    {
         timestamps.push(t);
         for (k, v) in update.changes() {
             if recfmt_nanover::is_null(v) {

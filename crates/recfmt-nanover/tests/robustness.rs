@@ -8,7 +8,7 @@ mod common;
 
 use common::Rng;
 use recfmt_core::{FrameBuf, IntegrityStatus, ReadOptions, RecordingReader};
-use recfmt_nanover::io::{Reader, Record};
+use recfmt_nanover::io::{Reader, Record, Timed};
 use recfmt_nanover::{
     CheckOptions, FileKind, FindingKind, NanoverRecording, NanoverVerdict, check_reader, generate,
     repair_stream,
@@ -133,8 +133,8 @@ fn exercise(bytes: &[u8], kind: FileKind, other: &[u8]) {
         r.set_strict(strict);
         loop {
             let next = match kind {
-                FileKind::Trajectory => r.read_frame().map(|o| o.is_some()),
-                FileKind::State => r.read_state().map(|o| o.is_some()),
+                FileKind::Trajectory => r.read_frame(&mut Timed::default()),
+                FileKind::State => r.read_state(&mut Timed::default()),
             };
             if !matches!(next, Ok(true)) {
                 break;
@@ -232,7 +232,8 @@ fn garbage_between_records_is_skipped_with_resync_and_flagged_like_nanover() {
     r.set_total_len(Some(copy.len() as u64));
     r.set_resync(true);
     let mut frames = 0;
-    while r.read_frame().unwrap().is_some() {
+    for frame in r.frames() {
+        frame.unwrap();
         frames += 1;
     }
     assert_eq!(frames, 7);

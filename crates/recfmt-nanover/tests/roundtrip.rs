@@ -97,13 +97,21 @@ fn generated_recording_round_trips_in_version_2() {
     let state = generate::write_state(Vec::new(), &states).unwrap();
     let mut r = Reader::new(&traj[..], FileKind::Trajectory);
     let mut back = Vec::new();
-    while let Some(f) = r.read_frame().unwrap() {
+    for f in r
+        .frames()
+        .map(|m| m.unwrap())
+        .map(|m| (m.timestamp, m.message))
+    {
         back.push(f);
     }
     assert_eq!(back, frames);
     let mut r = Reader::new(&state[..], FileKind::State);
     let mut back = Vec::new();
-    while let Some(s) = r.read_state().unwrap() {
+    for s in r
+        .updates()
+        .map(|m| m.unwrap())
+        .map(|m| (m.timestamp, m.message))
+    {
         back.push(s);
     }
     assert_eq!(back, states);
@@ -129,7 +137,11 @@ fn version_1_round_trips_and_is_detected() {
     assert_eq!(r.read_header().unwrap(), Version::V1);
     let mut back: Vec<(u128, FrameData)> = Vec::new();
     let mut indices = Vec::new();
-    while let Some((t, f)) = r.read_frame().unwrap() {
+    for (t, f) in r
+        .frames()
+        .map(|m| m.unwrap())
+        .map(|m| (m.timestamp, m.message))
+    {
         indices.push(f.frame_index);
         back.push((t, f.frame.unwrap()));
     }
@@ -144,7 +156,11 @@ fn version_1_round_trips_and_is_detected() {
 
     let mut r = Reader::new(&state[..], FileKind::State);
     let mut back = Vec::new();
-    while let Some(s) = r.read_state().unwrap() {
+    for s in r
+        .updates()
+        .map(|m| m.unwrap())
+        .map(|m| (m.timestamp, m.message))
+    {
         back.push(s);
     }
     assert_eq!(back, states);
@@ -164,7 +180,7 @@ fn edge_files_header_only_and_empty_payloads() {
     // Header only.
     let header = recfmt_nanover::header_bytes();
     let mut r = Reader::new(&header[..], FileKind::Trajectory);
-    assert!(r.read_frame().unwrap().is_none());
+    assert!(r.frames().next().is_none());
     assert!(!r.integrity().lost_data());
     // A zero-length payload is a legal empty message; `12 00` is an empty FrameData.
     let mut w = Writer::new(Vec::new(), FileKind::Trajectory, Version::V2).unwrap();
@@ -173,18 +189,33 @@ fn edge_files_header_only_and_empty_payloads() {
     let bytes = w.finish().unwrap();
     let mut r = Reader::new(&bytes[..], FileKind::Trajectory);
     assert_eq!(
-        r.read_frame().unwrap(),
+        r.frames()
+            .next()
+            .transpose()
+            .unwrap()
+            .map(|m| (m.timestamp, m.message)),
         Some((1, GetFrameResponse::default()))
     );
     assert_eq!(
-        r.read_frame().unwrap(),
+        r.frames()
+            .next()
+            .transpose()
+            .unwrap()
+            .map(|m| (m.timestamp, m.message)),
         Some((2, GetFrameResponse::new(0, FrameData::default())))
     );
     let mut w = Writer::new(Vec::new(), FileKind::State, Version::V2).unwrap();
     w.write_record(1, &[]).unwrap();
     let bytes = w.finish().unwrap();
     let mut r = Reader::new(&bytes[..], FileKind::State);
-    assert_eq!(r.read_state().unwrap(), Some((1, StateUpdate::default())));
+    assert_eq!(
+        r.updates()
+            .next()
+            .transpose()
+            .unwrap()
+            .map(|m| (m.timestamp, m.message)),
+        Some((1, StateUpdate::default()))
+    );
     // An empty file is not a recording.
     let mut r = Reader::new(&[][..], FileKind::Trajectory);
     assert!(r.read_header().is_err());

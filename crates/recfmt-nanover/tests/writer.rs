@@ -24,7 +24,11 @@ fn decode(traj: Option<&Path>, state: Option<&Path>) -> Decoded {
         let bytes = std::fs::read(p).unwrap();
         let mut r = Reader::new(&bytes[..], FileKind::Trajectory);
         r.set_strict(true);
-        while let Some(f) = r.read_frame().unwrap() {
+        for f in r
+            .frames()
+            .map(|m| m.unwrap())
+            .map(|m| (m.timestamp, m.message))
+        {
             frames.push(f);
         }
     }
@@ -33,7 +37,11 @@ fn decode(traj: Option<&Path>, state: Option<&Path>) -> Decoded {
         let bytes = std::fs::read(p).unwrap();
         let mut r = Reader::new(&bytes[..], FileKind::State);
         r.set_strict(true);
-        while let Some(s) = r.read_state().unwrap() {
+        for s in r
+            .updates()
+            .map(|m| m.unwrap())
+            .map(|m| (m.timestamp, m.message))
+        {
             states.push(s);
         }
     }

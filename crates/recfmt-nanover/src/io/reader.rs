@@ -36,6 +36,16 @@ pub struct Record {
     pub payload: Vec<u8>,
 }
 
+/// A decoded message with the timestamp of its record (microseconds since the recorder
+/// started, `u128` on disk).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Timed<T> {
+    /// The record's timestamp.
+    pub timestamp: u128,
+    /// The decoded message.
+    pub message: T,
+}
+
 /// Reads a `.traj` or `.state` record by record with memory bounded by the largest record.
 ///
 /// By default the reader is lenient: a torn last record (or a length field pointing past the
@@ -48,17 +58,23 @@ pub struct Record {
 /// records, undecodable payloads and out-of-order timestamps are errors.
 ///
 /// ```
-/// use recfmt_nanover::{FileKind, GetFrameResponse, FrameData, io::{Reader, Writer}};
+/// use recfmt_nanover::{FileKind, GetFrameResponse, FrameData, io::{Reader, Timed, Writer}};
 /// let mut w = Writer::new(Vec::new(), FileKind::Trajectory, recfmt_nanover::Version::V2)?;
 /// w.write_frame(5, &GetFrameResponse::new(0, FrameData::default()))?;
 /// let mut bytes = w.finish()?;
 /// bytes.extend_from_slice(&[1, 2, 3]); // a torn record header
 ///
 /// let mut r = Reader::new(&bytes[..], FileKind::Trajectory);
-/// let (t, frame) = r.read_frame()?.unwrap();
-/// assert_eq!((t, frame.frame_index), (5, 0));
-/// assert!(r.read_frame()?.is_none());
+/// let mut frame = Timed::default();
+/// assert!(r.read_frame(&mut frame)?);
+/// assert_eq!((frame.timestamp, frame.message.frame_index), (5, 0));
+/// assert!(!r.read_frame(&mut frame)?);
 /// assert_eq!(r.integrity().bytes_lost, 3);
+///
+/// // Or as an iterator:
+/// let mut r = Reader::new(&bytes[..], FileKind::Trajectory);
+/// let times: Vec<u128> = r.frames().map(|f| f.map(|f| f.timestamp)).collect::<Result<_, _>>()?;
+/// assert_eq!(times, [5]);
 /// # Ok::<(), recfmt_nanover::Error>(())
 /// ```
 #[derive(Debug)]
@@ -683,7 +699,8 @@ impl<R: Read> Reader<R> {
     /// wrapped in a `GetFrameResponse` whose `frame_index` is its ordinal among the decoded
     /// frames (so only the first one resets). Undecodable payloads are skipped and reported
     /// (errors in strict mode).
-    pub fn read_frame(&mut self) -> Result<Option<(u128, GetFrameResponse)>> {
+    /// `false` at the end.
+    pub fn read_frame(&mut self, frame: &mut Timed<GetFrameResponse>) -> Result<bool> {
         if self.kind != FileKind::Trajectory {
             return Err(Error::Core(recfmt_core::Error::invalid(
                 "read_frame called on a .state reader",
@@ -693,7 +710,7 @@ impl<R: Read> Reader<R> {
         let mut record = std::mem::take(&mut self.scratch);
         let out = loop {
             if !self.read_record(&mut record)? {
-                break None;
+                break false;
             }
             let decoded = match version {
                 Version::V2 => GetFrameResponse::decode(&record.payload[..]),
@@ -707,7 +724,9 @@ impl<R: Read> Reader<R> {
             match decoded {
                 Ok(m) => {
                     self.decoded += 1;
-                    break Some((record.timestamp, m));
+                    frame.timestamp = record.timestamp;
+                    frame.message = m;
+                    break true;
                 }
                 Err(e) => {
                     if let Err(err) = self.corrupt(e, version, &record) {
@@ -723,7 +742,8 @@ impl<R: Read> Reader<R> {
 
     /// Reads and decodes the next update of a `.state`. Undecodable payloads are skipped and
     /// reported (errors in strict mode).
-    pub fn read_state(&mut self) -> Result<Option<(u128, StateUpdate)>> {
+    /// `false` at the end.
+    pub fn read_state(&mut self, update: &mut Timed<StateUpdate>) -> Result<bool> {
         if self.kind != FileKind::State {
             return Err(Error::Core(recfmt_core::Error::invalid(
                 "read_state called on a .traj reader",
@@ -733,12 +753,14 @@ impl<R: Read> Reader<R> {
         let mut record = std::mem::take(&mut self.scratch);
         let out = loop {
             if !self.read_record(&mut record)? {
-                break None;
+                break false;
             }
             match StateUpdate::decode(&record.payload[..]) {
                 Ok(m) => {
                     self.decoded += 1;
-                    break Some((record.timestamp, m));
+                    update.timestamp = record.timestamp;
+                    update.message = m;
+                    break true;
                 }
                 Err(e) => {
                     if let Err(err) = self.corrupt(e, version, &record) {
@@ -750,5 +772,64 @@ impl<R: Read> Reader<R> {
         };
         self.scratch = record;
         Ok(out)
+    }
+
+    /// The frames left in a `.traj`, each decoded ([`Reader::read_frame`]); an error ends
+    /// the iteration.
+    pub fn frames(&mut self) -> Messages<'_, R, GetFrameResponse> {
+        Messages::new(self, Reader::read_frame)
+    }
+
+    /// The updates left in a `.state`, each decoded ([`Reader::read_state`]); an error ends
+    /// the iteration.
+    pub fn updates(&mut self) -> Messages<'_, R, StateUpdate> {
+        Messages::new(self, Reader::read_state)
+    }
+}
+
+/// The decoded messages of a [`Reader`]: [`Reader::frames`] or [`Reader::updates`].
+pub struct Messages<'a, R, T> {
+    reader: &'a mut Reader<R>,
+    read: fn(&mut Reader<R>, &mut Timed<T>) -> Result<bool>,
+    failed: bool,
+}
+
+impl<'a, R, T> Messages<'a, R, T> {
+    fn new(
+        reader: &'a mut Reader<R>,
+        read: fn(&mut Reader<R>, &mut Timed<T>) -> Result<bool>,
+    ) -> Self {
+        Messages {
+            reader,
+            read,
+            failed: false,
+        }
+    }
+}
+
+impl<R, T> std::fmt::Debug for Messages<'_, R, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Messages")
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+impl<R, T: Default> Iterator for Messages<'_, R, T> {
+    type Item = Result<Timed<T>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let mut message = Timed::default();
+        match (self.read)(self.reader, &mut message) {
+            Ok(true) => Some(Ok(message)),
+            Ok(false) => None,
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
     }
 }

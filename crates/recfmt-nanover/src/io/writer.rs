@@ -16,7 +16,7 @@ use crate::proto::{FrameData, GetFrameResponse, StateUpdate};
 /// messages, not bytes, when checking a round trip against its files).
 ///
 /// ```
-/// use recfmt_nanover::{FileKind, StateUpdate, Version, io::{Reader, Writer}, number};
+/// use recfmt_nanover::{FileKind, StateUpdate, Version, io::{Reader, Timed, Writer}, number};
 /// let mut w = Writer::new(Vec::new(), FileKind::State, Version::V2)?;
 /// let update = StateUpdate::from_pairs([("scene", number(1.0))]);
 /// w.write_state(10, &update)?;
@@ -24,7 +24,9 @@ use crate::proto::{FrameData, GetFrameResponse, StateUpdate};
 /// let bytes = w.finish()?;
 ///
 /// let mut r = Reader::new(&bytes[..], FileKind::State);
-/// assert_eq!(r.read_state()?, Some((10, update)));
+/// let mut read = Timed::default();
+/// assert!(r.read_state(&mut read)?);
+/// assert_eq!((read.timestamp, read.message), (10, update));
 /// # Ok::<(), recfmt_nanover::Error>(())
 /// ```
 #[derive(Debug)]
