@@ -508,7 +508,6 @@ impl<'a> RowWriter<'a> {
     /// One value is pushed for one row: not inside a run of several
     /// ([`RowWriter::begin_rows`]), where a column's values come with
     /// [`RowWriter::push_column`].
-    #[inline]
     #[inline(always)]
     fn check_single_row(&self) -> Result<()> {
         if self.run != 1 {
