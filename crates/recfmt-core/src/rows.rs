@@ -261,8 +261,23 @@ impl<'a> RowWriter<'a> {
     /// Appends the next signal's value: any number type or `bool`. Stored as is when it is
     /// the column's type; otherwise converted exactly as the row path converts (an integer
     /// must fit, a float is refused by an integer column), or refused with an error.
-    #[inline]
+    #[inline(always)]
     pub fn push<T: RowElement>(&mut self, value: T) -> Result<()> {
+        // The common case inline: one value of the column's type, on the batch path.
+        if self.run == 1
+            && self.state == State::Writing
+            && let Target::Batches(set) = &mut self.target
+            && let Some(column) = set.column_mut(self.stream, self.signal)
+            && column.push_same_type(value)
+        {
+            self.signal += 1;
+            return Ok(());
+        }
+        self.push_general(value)
+    }
+
+    /// [`RowWriter::push`] on the row path, with a conversion, or failing.
+    fn push_general<T: RowElement>(&mut self, value: T) -> Result<()> {
         self.check_single_row()?;
         let signal = self.next_signal()?;
         match &mut self.target {
@@ -418,40 +433,62 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Ends the row: every signal of the stream must have had its value.
-    #[inline]
+    #[inline(always)]
     pub fn finish(&mut self) -> Result<()> {
+        // The common case inline: a whole row on the batch path.
+        if self.state == State::Writing
+            && let Target::Batches(set) = &mut self.target
+        {
+            let capacity = set.capacity();
+            let batch = set.stream_mut(self.stream);
+            if self.signal == batch.columns().len() {
+                batch.commit_pushed_rows(self.run);
+                let rows = batch.rows();
+                if rows >= capacity {
+                    self.filled = true;
+                } else if rows >= self.byte_checks.get(self.stream).copied().unwrap_or(0) {
+                    self.measure_bytes();
+                }
+                self.state = State::Idle;
+                self.rows += self.run;
+                return Ok(());
+            }
+        }
+        self.finish_general()
+    }
+
+    /// After a row that may have brought its stream's batch to the byte bound: measures,
+    /// and sets when to measure next.
+    #[inline(never)]
+    fn measure_bytes(&mut self) {
+        let Target::Batches(set) = &mut self.target else {
+            return;
+        };
+        let stream = self.stream;
+        if self.byte_checks.len() <= stream {
+            self.byte_checks.resize(stream + 1, 0);
+        }
+        match next_byte_check(set.stream(stream)) {
+            Some(next) => self.byte_checks[stream] = next,
+            None => self.filled = true,
+        }
+    }
+
+    /// [`RowWriter::finish`] on the row path, or failing.
+    fn finish_general(&mut self) -> Result<()> {
         if self.state != State::Writing {
             return Err(Error::invalid("a row was finished that was not begun"));
         }
         match &mut self.target {
             Target::Frame(frame) => frame.values.truncate(self.signal),
             Target::Batches(set) => {
-                let capacity = set.capacity();
-                let batch = set.stream_mut(self.stream);
-                let signals = batch.columns().len();
-                if self.signal != signals {
-                    let message = format!(
-                        "the row has {} values but the stream has {signals} signals",
-                        self.signal
-                    );
-                    return Err(value_error(self.stream, self.signal.min(signals), message));
-                }
-                batch.commit_pushed_rows(self.run);
-                let rows = batch.rows();
-                if rows >= capacity {
-                    self.filled = true;
-                } else {
-                    let stream = self.stream;
-                    if self.byte_checks.len() <= stream {
-                        self.byte_checks.resize(stream + 1, 0);
-                    }
-                    if rows >= self.byte_checks[stream] {
-                        match next_byte_check(batch) {
-                            Some(next) => self.byte_checks[stream] = next,
-                            None => self.filled = true,
-                        }
-                    }
-                }
+                // `finish` took every whole row of the batch path: this one is not whole.
+                let signals = set.stream(self.stream).columns().len();
+                let message = format!(
+                    "the row has {} values but the stream has {signals} signals",
+                    self.signal
+                );
+                return Err(value_error(self.stream, self.signal.min(signals), message));
             }
         }
         self.state = State::Idle;
@@ -489,6 +526,7 @@ impl<'a> RowWriter<'a> {
 
     /// True once a row filled its stream's batch: the default `read_batches` returns to its
     /// caller then.
+    #[inline]
     pub(crate) fn filled_a_batch(&self) -> bool {
         self.filled
             || (self.appended && matches!(&self.target, Target::Batches(set) if set.is_full()))

@@ -290,8 +290,20 @@ impl ColumnBuf {
         value: T,
         row: usize,
     ) -> std::result::Result<(), String> {
-        if self.skipped {
+        if self.push_same_type(value) {
             return Ok(());
+        }
+        self.push_value(&value.into_value(), row)
+    }
+
+    /// The common case of [`ColumnBuf::push_native`], small enough to inline into every
+    /// reader's decode loop: a scalar of the column's own type goes straight into its `Vec`
+    /// (a skipped column takes nothing). False, with nothing done, when the value needs a
+    /// conversion.
+    #[inline(always)]
+    pub(crate) fn push_same_type<T: crate::RowElement>(&mut self, value: T) -> bool {
+        if self.skipped {
+            return true;
         }
         if let RowShape::Fixed(1) = self.shape
             && let Some(data) = T::elements_mut(&mut self.data)
@@ -300,9 +312,9 @@ impl ColumnBuf {
             if !self.validity.is_empty() {
                 self.validity.push(true);
             }
-            return Ok(());
+            return true;
         }
-        self.push_value(&value.into_value(), row)
+        false
     }
 
     /// Appends one value per row of a run (see [`crate::RowWriter::begin_rows`]): straight

@@ -80,6 +80,17 @@ impl BatchSet {
         self.wanted.get(stream).copied().unwrap_or(false)
     }
 
+    /// The column of signal `signal` of stream `stream`, if there is one (the row writer's
+    /// fast path).
+    #[inline(always)]
+    pub(crate) fn column_mut(
+        &mut self,
+        stream: usize,
+        signal: usize,
+    ) -> Option<&mut super::ColumnBuf> {
+        self.batches.get_mut(stream)?.columns.get_mut(signal)
+    }
+
     /// The batch of stream `stream`.
     ///
     /// # Panics
