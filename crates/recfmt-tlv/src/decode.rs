@@ -46,7 +46,9 @@ impl RowDecoder {
         if !row.begin(stream)? {
             return Ok(());
         }
-        push_or_skip(row, |row| row.push(record.t_us))?;
+        // A number pushed into a column a projection left out is dropped at no cost: no need
+        // to ask `wants_next` first (which would look the column up twice).
+        row.push(record.t_us)?;
         if row.skip_rest() {
             // The times alone are wanted (`recfmt validate`).
             return row.finish();
@@ -54,7 +56,7 @@ impl RowDecoder {
         match self.layouts.get(stream) {
             Some(layout) => layout.write_fields(record.payload, row)?,
             None => {
-                push_or_skip(row, |row| row.push(record.type_id))?;
+                row.push(record.type_id)?;
                 push_or_skip(row, |row| row.push_bytes(record.payload))?;
             }
         }

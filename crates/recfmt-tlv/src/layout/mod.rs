@@ -83,16 +83,16 @@ impl CompiledLayout {
             )));
         };
         for &(offset, dtype, count) in &self.fields {
-            if !row.wants_next() {
-                row.skip()?;
-                continue;
-            }
             let width = dtype.size().unwrap_or(1);
             let bytes = &payload[offset..offset + width * count];
             if count == 1 {
+                // A scalar costs less to decode and push (a skipped column drops it) than
+                // to ask `wants_next` first.
                 push_scalar(dtype, bytes, row)?;
-            } else {
+            } else if row.wants_next() {
                 push_array(dtype, bytes, row)?;
+            } else {
+                row.skip()?;
             }
         }
         Ok(())
@@ -121,14 +121,25 @@ fn push_scalar(dtype: DType, b: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::
 
 /// Pushes a fixed-length array of little-endian elements of `dtype`.
 fn push_array(dtype: DType, bytes: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+    /// Arrays of up to this many elements are decoded on the stack, not into a `Vec` per row.
+    const ON_STACK: usize = 16;
     macro_rules! array {
         ($t:ty) => {{
             const N: usize = std::mem::size_of::<$t>();
-            let items: Vec<$t> = bytes
-                .chunks_exact(N)
-                .map(|c| <$t>::from_le_bytes(le(c)))
-                .collect();
-            row.push_slice(&items)
+            let count = bytes.len() / N;
+            if count <= ON_STACK {
+                let mut items = [<$t>::default(); ON_STACK];
+                for (item, c) in items.iter_mut().zip(bytes.chunks_exact(N)) {
+                    *item = <$t>::from_le_bytes(le(c));
+                }
+                row.push_slice(&items[..count])
+            } else {
+                let items: Vec<$t> = bytes
+                    .chunks_exact(N)
+                    .map(|c| <$t>::from_le_bytes(le(c)))
+                    .collect();
+                row.push_slice(&items)
+            }
         }};
     }
     match dtype {
