@@ -36,6 +36,7 @@ mod error;
 mod in_file;
 mod limits;
 mod memory;
+mod next_read;
 mod plugin;
 mod probe;
 mod read;
@@ -54,6 +55,7 @@ pub use batch::{
 pub use error::{Error, ErrorKind, Result, ResultExt};
 pub use limits::Limits;
 pub use memory::MemoryRecording;
+pub use next_read::next_read;
 pub use plugin::{
     AgainstFn, Compatibility, Copied, CopyFn, Findings, FormatOption, FormatOptions, OptionKind,
     OutputSource, Query, QueryForm, SpecialOutput, TableColumn, TableReader, Validator, Written,

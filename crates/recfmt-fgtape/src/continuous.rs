@@ -613,21 +613,7 @@ impl<R: BufRead> Iterator for Frames<'_, R> {
     type Item = Result<ContinuousFrame>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let mut frame = ContinuousFrame::default();
-        match self.reader.read_frame(&mut frame) {
-            Ok(true) => Some(Ok(frame)),
-            Ok(false) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        recfmt_core::next_read(&mut self.done, |frame| self.reader.read_frame(frame))
     }
 }
 

@@ -323,18 +323,7 @@ impl<R: Read> Iterator for Frames<R> {
     type Item = Result<RawFrame>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let mut frame = RawFrame::default();
-        match self.reader.read_frame(&mut frame) {
-            Ok(true) => Some(Ok(frame)),
-            Ok(false) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        recfmt_core::next_read(&mut self.failed, |frame| self.reader.read_frame(frame))
     }
 }
 

@@ -373,7 +373,10 @@ impl<R: Read> Reader<R> {
     /// [`Reader::read_packet`] to reuse one). After an error that concerns one packet the
     /// iteration goes on with the next; after a truncation or a size over the limit it ends.
     pub fn packets(&mut self) -> Packets<'_, R> {
-        Packets { reader: self }
+        Packets {
+            reader: self,
+            ended: false,
+        }
     }
 
     /// The first half of [`Reader::read_packet`]: reads the next packet, counts it as
@@ -479,17 +482,14 @@ impl<R: Read + Seek> Reader<R> {
 #[derive(Debug)]
 pub struct Packets<'a, R> {
     reader: &'a mut Reader<R>,
+    /// The end was reached, or a read failed: nothing more is read.
+    ended: bool,
 }
 
 impl<R: Read> Iterator for Packets<'_, R> {
     type Item = Result<Packet>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut packet = Packet::default();
-        match self.reader.read_packet(&mut packet) {
-            Ok(true) => Some(Ok(packet)),
-            Ok(false) => None,
-            Err(e) => Some(Err(e)),
-        }
+        recfmt_core::next_read(&mut self.ended, |packet| self.reader.read_packet(packet))
     }
 }

@@ -819,17 +819,8 @@ impl<R, T: Default> Iterator for Messages<'_, R, T> {
     type Item = Result<Timed<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let mut message = Timed::default();
-        match (self.read)(self.reader, &mut message) {
-            Ok(true) => Some(Ok(message)),
-            Ok(false) => None,
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        recfmt_core::next_read(&mut self.failed, |message| {
+            (self.read)(self.reader, message)
+        })
     }
 }

@@ -385,21 +385,7 @@ impl<R: Read> Iterator for Records<'_, R> {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let mut record = Record::default();
-        match self.reader.read_record(&mut record) {
-            Ok(true) => Some(Ok(record)),
-            Ok(false) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        recfmt_core::next_read(&mut self.done, |record| self.reader.read_record(record))
     }
 }
 
