@@ -125,7 +125,8 @@ impl Source {
     }
 }
 
-/// An Icarus HDF5 recording read as generic streams (see [the module docs](self)).
+/// An Icarus HDF5 recording read as generic streams (the layout it reads is in the `h5`
+/// module docs).
 ///
 /// Memory: one window of rows over all columns, at most [`MAX_WINDOW_ROWS`] rows and about
 /// 32 MiB (fewer rows when there are many signals), plus hdf5-pure's metadata and chunk
