@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use recfmt_core::ReadOptions;
+use recfmt_core::{Integrity, ReadOptions};
 
 use crate::error::Result;
 use crate::header::{FileKind, VersionPolicy};
@@ -236,6 +236,30 @@ impl<T: Read, S: Read> Timeline<T, S> {
     /// The state reader.
     pub fn state(&self) -> Option<&Reader<S>> {
         self.state.as_ref()
+    }
+
+    /// What reading both files lost, together: losses and warnings added up, the first
+    /// truncation offset, and the status of the last file that lost data.
+    pub fn integrity(&self) -> Integrity {
+        let mut integrity = Integrity::default();
+        for i in [
+            self.traj().map(|r| r.integrity()),
+            self.state().map(|r| r.integrity()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            integrity.bytes_lost += i.bytes_lost;
+            integrity.records_skipped += i.records_skipped;
+            integrity.truncated_at = integrity.truncated_at.or(i.truncated_at);
+            if i.lost_data() {
+                integrity.status = i.status;
+            }
+            for w in &i.warnings {
+                integrity.warn(w.clone());
+            }
+        }
+        integrity
     }
 
     /// Mutable access to the trajectory reader.

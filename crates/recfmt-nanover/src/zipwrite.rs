@@ -596,24 +596,7 @@ pub fn write_zip(traj: &Path, state: Option<&Path>, out: &Path) -> recfmt_core::
         let Some(event) = event else { break };
         z.push(&event)?;
     }
-    let mut integrity = Integrity::default();
-    for i in [
-        timeline.traj().map(|r| r.integrity()),
-        timeline.state().map(|r| r.integrity()),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        integrity.bytes_lost += i.bytes_lost;
-        integrity.records_skipped += i.records_skipped;
-        integrity.truncated_at = integrity.truncated_at.or(i.truncated_at);
-        if i.lost_data() {
-            integrity.status = i.status;
-        }
-        for w in &i.warnings {
-            integrity.warn(w.clone());
-        }
-    }
+    let integrity = timeline.integrity();
     let mut summary = z.finish()?;
     summary.integrity = integrity;
     Ok(summary)

@@ -317,24 +317,6 @@ pub fn write_hdf5(
     }
     let events = std::iter::from_fn(|| timeline.next_event().transpose());
     let mut summary = write_events(events, paths.state.is_some(), out, options, &root)?;
-    let mut integrity = Integrity::default();
-    for i in [
-        timeline.traj().map(|r| r.integrity()),
-        timeline.state().map(|r| r.integrity()),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        integrity.bytes_lost += i.bytes_lost;
-        integrity.records_skipped += i.records_skipped;
-        integrity.truncated_at = integrity.truncated_at.or(i.truncated_at);
-        if i.lost_data() {
-            integrity.status = i.status;
-        }
-        for w in &i.warnings {
-            integrity.warn(w.clone());
-        }
-    }
-    summary.integrity = integrity;
+    summary.integrity = timeline.integrity();
     Ok(summary)
 }
