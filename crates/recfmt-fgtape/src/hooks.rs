@@ -9,6 +9,7 @@ use recfmt_core::{
     Written,
 };
 
+use crate::acmi::{AcmiOptions, write_acmi};
 use crate::continuous::{self, ContinuousFrame};
 use crate::track::{TrackFormat, TrackOptions, Tracks};
 
@@ -177,8 +178,75 @@ fn gpx(
     write_tracks(TrackFormat::Gpx, reader, output, write)
 }
 
-/// KML and GPX tracks, from any recording with position signals.
-pub(crate) static OUTPUTS: [SpecialOutput; 2] = [
+/// True when `path` names a compressed ACMI file (`*.zip.acmi`, any case).
+fn is_zip_acmi(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".zip.acmi"))
+}
+
+/// Writes a recording as a Tacview ACMI 2.2 file (see [`crate::acmi`]): text, or for a
+/// `*.zip.acmi` name a zip holding `<name>.txt.acmi` (deflated), as Tacview does.
+fn acmi(
+    reader: &mut dyn RecordingReader,
+    output: &Path,
+    _: &ReadOptions,
+    write: &WriteOptions,
+) -> recfmt_core::Result<Written> {
+    recfmt_core::atomic::check_target(output, write.replace)?;
+    let folders = match output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => recfmt_core::CreatedDirs::create(parent).in_file(parent)?,
+        None => recfmt_core::CreatedDirs::default(),
+    };
+    let file = recfmt_core::AtomicFile::create(output, write.replace).in_file(output)?;
+    let options = AcmiOptions::default();
+    let (file, summary) = if is_zip_acmi(output) {
+        let name = output
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map_or("flight", |n| &n[..n.len() - ".zip.acmi".len()]);
+        let mut zip = zip::ZipWriter::new(file);
+        let entry = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(true);
+        zip.start_file(format!("{name}.txt.acmi"), entry)
+            .map_err(zip_error)
+            .in_file(output)?;
+        let (zip, summary) = write_acmi(reader, std::io::BufWriter::new(zip), &options)
+            .and_then(|(w, s)| Ok((w.into_inner().map_err(|e| e.into_error())?, s)))
+            .in_file(output)?;
+        (zip.finish().map_err(zip_error).in_file(output)?, summary)
+    } else {
+        let (w, summary) =
+            write_acmi(reader, std::io::BufWriter::new(file), &options).in_file(output)?;
+        (
+            w.into_inner().map_err(|e| e.into_error()).in_file(output)?,
+            summary,
+        )
+    };
+    file.commit().in_file(output)?;
+    folders.keep();
+    Ok(Written {
+        notes: vec![format!(
+            "wrote {} ({} objects, {} frames, {} removals)",
+            output.display(),
+            summary.objects,
+            summary.frames,
+            summary.removed
+        )],
+        integrity: None,
+    })
+}
+
+fn zip_error(e: zip::result::ZipError) -> std::io::Error {
+    match e {
+        zip::result::ZipError::Io(e) => e,
+        e => std::io::Error::other(e),
+    }
+}
+
+/// KML and GPX tracks and Tacview ACMI flights, from any recording with position signals.
+pub(crate) static OUTPUTS: [SpecialOutput; 3] = [
     SpecialOutput {
         id: "kml",
         help: "a KML flight track (-o FILE.kml): the aircraft, and one track per multiplayer callsign",
@@ -190,5 +258,11 @@ pub(crate) static OUTPUTS: [SpecialOutput; 2] = [
         help: "a GPX flight track (-o FILE.gpx), as for KML",
         file_extension: Some("gpx"),
         source: OutputSource::Rows(gpx),
+    },
+    SpecialOutput {
+        id: "acmi",
+        help: "a Tacview ACMI 2.2 flight (-o FILE.acmi, or FILE.zip.acmi compressed): the aircraft and each multiplayer callsign",
+        file_extension: Some("acmi"),
+        source: OutputSource::Rows(acmi),
     },
 ];

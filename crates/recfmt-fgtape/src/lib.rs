@@ -77,6 +77,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod acmi;
 mod adapter;
 pub mod continuous;
 pub mod error;
