@@ -88,6 +88,10 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     // The engines of the `recfmt` package (recfmt.spark runs on a local Spark: Java 17+).
     ("pyspark", "pyspark>=4.0"),
     ("ray.data", "ray[data]"),
+    // Tacview ACMI files read back (tests/tests/acmi.rs); pyacmi imports `constantly` without
+    // declaring it.
+    ("constantly", "constantly"),
+    ("pyacmi", "pyacmi"),
 ];
 
 fn main() -> Result<()> {

@@ -25,6 +25,8 @@
 //!   (`latitude_deg`, `longitude_deg`, `altitude_m`). A callsign with no position for more
 //!   than [`EXPIRY_SECONDS`] is removed (`-id`) at the first later row, and gets a new
 //!   object if it comes back. Multiplayer rows that are not position packets are ignored.
+//!   A tape frame can hold several packets of one callsign: each is written, at the frame's
+//!   time, so the last one is the position Tacview shows.
 //!
 //! Frame times are the recording's seconds (the tape's replay clock), written exactly (the
 //! shortest text that reads back as the same `f64`). Values are rounded: longitude and
