@@ -44,29 +44,22 @@
 //! Memory stays bounded by the objects alive at once: rows are written as they are read.
 //!
 //! ```
-//! use recfmt_core::{DType, FrameBuf, Header, RecordingReader, Schema, SignalDesc, StreamDesc, TimeBase, Value};
+//! use recfmt_core::{DType, MemoryRecording, Schema, SignalDesc, StreamDesc, TimeBase, Value};
 //! use recfmt_fgtape::acmi::{AcmiOptions, write_acmi};
-//! # use recfmt_fgtape::FgTapeWriter;
-//! # use recfmt_core::RecordingWriter;
 //!
 //! let mut stream = StreamDesc::new("signals", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
 //! for name in ["/position/latitude-deg", "/position/longitude-deg", "/position/altitude-ft"] {
 //!     stream.signals.push(SignalDesc::scalar(name, DType::F64));
 //! }
-//! let schema = Schema { streams: vec![stream] };
-//! # let dir = tempfile::tempdir()?;
-//! # let path = dir.path().join("ufo.fgtape");
-//! # let mut w = FgTapeWriter::create(&path);
-//! # w.write_header(&Header::default(), &schema)?;
-//! # for (t, lat) in [(1.0, 47.0), (1.5, 47.001)] {
-//! #     w.write_frame(&FrameBuf { stream: 0, values: vec![Value::Float(t), Value::Float(lat), Value::Float(8.5), Value::Float(1000.0)] })?;
-//! # }
-//! # w.finish()?;
-//! let mut tape = recfmt_fgtape::FgTape::open(&path, &Default::default())?;
-//! let (text, summary) = write_acmi(&mut tape, Vec::new(), &AcmiOptions::default())?;
+//! let rows = [(1.0, 47.0), (1.5, 47.001), (2.0, 47.001)]
+//!     .map(|(t, lat)| (0, vec![Value::Float(t), Value::Float(lat), Value::Float(8.5), Value::Float(1000.0)]));
+//! let mut recording = MemoryRecording::new(Default::default(), Schema { streams: vec![stream] })
+//!     .with_rows(rows);
+//! let (text, summary) = write_acmi(&mut recording, Vec::new(), &AcmiOptions::default())?;
 //! let text = String::from_utf8(text)?;
 //! assert!(text.starts_with("\u{feff}FileType=text/acmi/tacview\nFileVersion=2.2\n"));
-//! assert!(text.contains("#1\n1,Name=aircraft,Type=Air+FixedWing,T=8.5|47|304.8\n#1.5\n1,T=|47.001|\n"));
+//! // The third row changes nothing: no line, no frame.
+//! assert!(text.ends_with("#1\n1,Name=aircraft,Type=Air+FixedWing,T=8.5|47|304.8\n#1.5\n1,T=|47.001|\n"));
 //! assert_eq!((summary.frames, summary.objects), (2, 1));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -609,6 +602,7 @@ pub fn write_acmi<R: RecordingReader + ?Sized, W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use recfmt_core::{DType, MemoryRecording, SignalDesc, StreamDesc, TimeBase};
 
     #[test]
     fn numbers_are_rounded_and_trimmed() {
@@ -625,6 +619,102 @@ mod tests {
         assert_eq!(position(Some(0.0), Some(90.5)), None);
         assert_eq!(position(Some(f64::NAN), Some(0.0)), None);
         assert_eq!(position(None, Some(0.0)), None);
+    }
+
+    fn multiplayer_schema() -> Schema {
+        let mut mp = StreamDesc::new(
+            "multiplayer",
+            SignalDesc::scalar("t", DType::F64),
+            TimeBase::SECONDS,
+        );
+        mp.signals.push(SignalDesc::scalar("callsign", DType::Str));
+        mp.signals.push(SignalDesc::scalar("model", DType::Str));
+        for name in ["latitude_deg", "longitude_deg", "altitude_m"] {
+            mp.signals.push(SignalDesc::scalar(name, DType::F64));
+        }
+        Schema { streams: vec![mp] }
+    }
+
+    fn packet(t: f64, callsign: &str, lat: f64) -> (usize, Vec<Value>) {
+        let text = |s: &str| Value::Str(s.to_owned());
+        let values = vec![
+            Value::Float(t),
+            text(callsign),
+            text("Aircraft/ufo/Models/ufo.xml"),
+            Value::Float(lat),
+            Value::Float(8.0),
+            Value::Float(500.0),
+        ];
+        (0, values)
+    }
+
+    fn acmi(recording: &mut MemoryRecording) -> (String, AcmiSummary) {
+        let (bytes, summary) = write_acmi(recording, Vec::new(), &AcmiOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        (String::from_utf8(bytes).unwrap_or_default(), summary)
+    }
+
+    #[test]
+    fn silent_callsigns_are_removed_and_come_back_as_new_objects() {
+        let mut header = Header::default();
+        header
+            .metadata
+            .insert("meta/user-data/description".into(), "a, b\n".into());
+        let mut recording = MemoryRecording::new(header, multiplayer_schema()).with_rows([
+            packet(0.0, "A", 1.0),
+            packet(1.0, "A", 1.0),
+            packet(1.0, "B", 2.0),
+            // A zero ECEF vector: skipped, not a point in the Earth's core.
+            (0, {
+                let mut v = packet(2.0, "B", 0.0).1;
+                v[5] = Value::Float(-6_356_752.0);
+                v
+            }),
+            packet(10.5, "B", 2.5),
+            packet(12.0, "A", 1.5),
+        ]);
+        let (text, summary) = acmi(&mut recording);
+        let body: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            body,
+            [
+                "#0",
+                "2,Name=ufo,CallSign=A,Type=Air+FixedWing,T=8|1|500",
+                "#1",
+                "3,Name=ufo,CallSign=B,Type=Air+FixedWing,T=8|2|500",
+                "#10.5",
+                "3,T=|2.5|",
+                "#12",
+                "-2",
+                "4,Name=ufo,CallSign=A,Type=Air+FixedWing,T=8|1.5|500",
+            ]
+        );
+        assert!(text.contains("\n0,Title=a\\, b\n"), "{text}");
+        assert_eq!(
+            summary,
+            AcmiSummary {
+                frames: 4,
+                objects: 3,
+                removed: 1,
+                skipped: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_recording_without_positions_is_refused() {
+        let stream = StreamDesc::new("x", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
+        let mut recording = MemoryRecording::new(
+            Header::default(),
+            Schema {
+                streams: vec![stream],
+            },
+        );
+        let err = write_acmi(&mut recording, Vec::new(), &AcmiOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("nothing to write as ACMI"), "{err}");
     }
 
     #[test]
