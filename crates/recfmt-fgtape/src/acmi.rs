@@ -702,6 +702,23 @@ mod tests {
     }
 
     #[test]
+    fn an_epoch_gives_the_reference_time() {
+        let mut recording = MemoryRecording::new(Header::default(), multiplayer_schema())
+            .with_rows([packet(0.5, "A", 1.0)]);
+        let options = AcmiOptions {
+            epoch: Some(1_700_000_000.0),
+        };
+        let (bytes, _) =
+            write_acmi(&mut recording, Vec::new(), &options).unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8(bytes).unwrap_or_default();
+        assert!(
+            text.contains("\n0,ReferenceTime=2023-11-14T22:13:20.000Z\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n#0.5\n"), "{text}");
+    }
+
+    #[test]
     fn a_recording_without_positions_is_refused() {
         let stream = StreamDesc::new("x", SignalDesc::scalar("t", DType::F64), TimeBase::SECONDS);
         let mut recording = MemoryRecording::new(
