@@ -93,6 +93,7 @@ pub mod hdf5;
 mod header;
 pub mod io;
 mod json;
+pub mod molecular;
 #[cfg(feature = "nanover-zip")]
 mod msgpack;
 #[cfg(feature = "nanover-zip")]
