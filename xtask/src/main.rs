@@ -88,6 +88,9 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     // The engines of the `recfmt` package (recfmt.spark runs on a local Spark: Java 17+).
     ("pyspark", "pyspark>=4.0"),
     ("ray.data", "ray[data]"),
+    // Molecular tools reading NanoVer's PDB/XYZ/DCD and recfmt.nanover's Universes.
+    ("MDAnalysis", "MDAnalysis"),
+    ("ase", "ase"),
 ];
 
 fn main() -> Result<()> {
