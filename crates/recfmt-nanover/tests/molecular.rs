@@ -1,6 +1,8 @@
 //! Molecular files from generated recordings: session splits, a topology change inside a
 //! session, sessions without positions, refusals, and the files' own layout.
 
+#![allow(clippy::unwrap_used)]
+
 use recfmt_core::{Limits, Replace};
 use recfmt_nanover::molecular::{MolecularFormat, write_molecular};
 use recfmt_nanover::{FrameData, GetFrameResponse, ValueArray, generate};
