@@ -70,7 +70,8 @@ def universes(path: _Path, *, convert_units: bool = True) -> List[Any]:
 
 def universe(path: _Path, session: int = 0, *, convert_units: bool = True) -> Any:
     """The Universe of one session (`session` counts the sessions that have positions, in
-    order, as the list :func:`universes` returns)."""
+    order, as the list :func:`universes` returns; ``u.trajectory.session`` is its number in
+    the recording, the ``session_<n>`` of ``recfmt convert --to pdb``)."""
     recording = recfmt.open(path)
     found = _sessions(recording)
     if not 0 <= session < len(found):
@@ -236,6 +237,9 @@ def _make_reader() -> type:
             self.convert_units = convert_units
             self._recording = recording
             self._session = session
+            #: The session's number in the recording (the `frames` stream's `session`, and
+            #: the `session_<n>` of `recfmt convert --to pdb|xyz|dcd`).
+            self.session = session.number
             self.n_atoms = session.atoms
             schema = recording.schema("frames")
             self._scalars = [

@@ -49,6 +49,7 @@ def test_universes_match_the_frames_stream(path):
         warnings.simplefilter("ignore")
         universes = recfmt.nanover.universes(path)
     assert len(universes) == len(expected)
+    assert [u.trajectory.session for u in universes] == [rows[0]["session"] for rows in expected]
     for u, rows in zip(universes, expected):
         first = rows[0]
         n = len(first["particle.positions"]) // 3
