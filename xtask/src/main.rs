@@ -92,6 +92,9 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     // declaring it.
     ("constantly", "constantly"),
     ("pyacmi", "pyacmi"),
+    // Molecular tools reading NanoVer's PDB/XYZ/DCD and recfmt.nanover's Universes.
+    ("MDAnalysis", "MDAnalysis"),
+    ("ase", "ase"),
 ];
 
 fn main() -> Result<()> {

@@ -19,6 +19,7 @@
 //! | writer quirks | `residue.ids` as floats or strings, empty arrays stored as index arrays, `particle.count` only in topology frames | kept |
 //! | `.nanover.zip` (since Oct 2025) | yes (feature `nanover-zip`, on by default), mapped onto the same messages | [`write_zip`], as NanoVer's converter writes it |
 //! | HDF5 | — | `hdf5::write_hdf5` (feature `hdf5`): positions `[frames, particles, 3]` per session |
+//! | PDB / extended XYZ / DCD | — | [`molecular::write_molecular`]: a file per session, Å, for MDAnalysis, ASE, VMD |
 //!
 //! Levels, from the bytes up:
 //!
@@ -93,6 +94,7 @@ pub mod hdf5;
 mod header;
 pub mod io;
 mod json;
+pub mod molecular;
 #[cfg(feature = "nanover-zip")]
 mod msgpack;
 #[cfg(feature = "nanover-zip")]

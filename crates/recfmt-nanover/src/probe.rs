@@ -244,7 +244,59 @@ fn write_hdf5(
     })
 }
 
-#[cfg(any(feature = "nanover-zip", feature = "hdf5"))]
+/// A molecular file (or a folder of them, one per session) through
+/// [`crate::molecular::write_molecular`].
+fn write_molecular(
+    input: &Path,
+    output: &Path,
+    read: &ReadOptions,
+    write: &WriteOptions,
+    format: crate::molecular::MolecularFormat,
+) -> recfmt_core::Result<recfmt_core::Written> {
+    let summary =
+        crate::molecular::write_molecular(input, output, format, &read.limits, write.replace)?;
+    let mut notes: Vec<String> = summary.notes.iter().map(|n| format!("note: {n}")).collect();
+    let frames: u64 = summary.files.iter().map(|f| f.frames).sum();
+    notes.push(format!(
+        "wrote {}{} ({} session file{}, {frames} frames, coordinates in Å = NanoVer nm x 10)",
+        output.display(),
+        if summary.folder { "/" } else { "" },
+        summary.files.len(),
+        if summary.files.len() == 1 { "" } else { "s" },
+    ));
+    Ok(recfmt_core::Written {
+        notes,
+        integrity: Some(summary.integrity),
+    })
+}
+
+fn write_pdb(
+    i: &Path,
+    o: &Path,
+    r: &ReadOptions,
+    w: &WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Written> {
+    write_molecular(i, o, r, w, crate::molecular::MolecularFormat::Pdb)
+}
+
+fn write_xyz(
+    i: &Path,
+    o: &Path,
+    r: &ReadOptions,
+    w: &WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Written> {
+    write_molecular(i, o, r, w, crate::molecular::MolecularFormat::Xyz)
+}
+
+fn write_dcd(
+    i: &Path,
+    o: &Path,
+    r: &ReadOptions,
+    w: &WriteOptions,
+) -> recfmt_core::Result<recfmt_core::Written> {
+    write_molecular(i, o, r, w, crate::molecular::MolecularFormat::Dcd)
+}
+
 const ACCEPTS: &str = "NanoVer recordings (.traj/.state)";
 
 static OUTPUTS: &[SpecialOutput] = &[
@@ -268,13 +320,40 @@ static OUTPUTS: &[SpecialOutput] = &[
             write: write_hdf5,
         },
     },
+    SpecialOutput {
+        id: "pdb",
+        help: "multi-model PDB per session (Å, CONECT bonds); a folder when there are several sessions",
+        file_extension: Some("pdb"),
+        source: recfmt_core::OutputSource::Own {
+            accepts: ACCEPTS,
+            write: write_pdb,
+        },
+    },
+    SpecialOutput {
+        id: "xyz",
+        help: "extended XYZ per session (Å, box as Lattice); a folder when there are several sessions",
+        file_extension: Some("xyz"),
+        source: recfmt_core::OutputSource::Own {
+            accepts: ACCEPTS,
+            write: write_xyz,
+        },
+    },
+    SpecialOutput {
+        id: "dcd",
+        help: "CHARMM/NAMD DCD per session (Å, unit cell); a folder when there are several sessions",
+        file_extension: Some("dcd"),
+        source: recfmt_core::OutputSource::Own {
+            accepts: ACCEPTS,
+            write: write_dcd,
+        },
+    },
 ];
 
 /// The NanoVer format descriptor for a [`recfmt_core::Registry`]. Opening either file of a
 /// pair reads both; `create` makes a [`crate::NanoverWriter`] (the `frames` + `state` schema
 /// that [`crate::NanoverRecording`] reads, written back as `.traj` + `.state`).
 /// It also copies faithfully, has the `version` option, checks records in `validate`,
-/// and writes `.nanover.zip` and its own HDF5 layout.
+/// and writes `.nanover.zip`, its own HDF5 layout and molecular files (PDB, XYZ, DCD).
 pub static FORMAT: FormatDescriptor = FormatDescriptor {
     create: Some(crate::write::create),
     options: &OPTIONS,
