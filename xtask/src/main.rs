@@ -95,6 +95,9 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     // Molecular tools reading NanoVer's PDB/XYZ/DCD and recfmt.nanover's Universes.
     ("MDAnalysis", "MDAnalysis"),
     ("ase", "ase"),
+    // `convert --to xosc`: ASAM's schemas (tests/tests/xosc.rs) and a scenario author's parser.
+    ("xmlschema", "xmlschema"),
+    ("scenariogeneration", "scenariogeneration"),
 ];
 
 fn main() -> Result<()> {

@@ -56,7 +56,7 @@ static OPTIONS: [FormatOption; 2] = [
 ];
 
 /// The `build` option as a flavour.
-fn build_option(options: &FormatOptions) -> recfmt_core::Result<Option<Flavour>> {
+pub(crate) fn build_option(options: &FormatOptions) -> recfmt_core::Result<Option<Flavour>> {
     options
         .get("build")
         .map(|build| {
@@ -120,26 +120,8 @@ fn copy_packets(source: &Path, target: &Path, replace: Replace) -> Result<Integr
     let mut packet = Packet::default();
     // The frame being copied (id, offset of its FrameStart) until its FrameEnd.
     let mut open_frame = None;
-    loop {
-        match reader.read_packet(&mut packet) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(Error::Truncated {
-                what,
-                offset,
-                available,
-                ..
-            }) => {
-                integrity.truncate(offset, available);
-                integrity.warn(format!(
-                    "{}: truncated {what} at byte {offset}: the copy ends with the packet before it",
-                    source.display()
-                ));
-                open_frame = None;
-                break;
-            }
-            Err(e) => return Err(e),
-        }
+    let then = "the copy ends with the packet before it";
+    while reader.read_packet_or_torn(&mut packet, &mut integrity, source, then)? {
         match &packet {
             Packet::FrameStart(f) => open_frame = Some((f.id, reader.last_packet_offset())),
             Packet::FrameEnd => open_frame = None,
@@ -147,7 +129,8 @@ fn copy_packets(source: &Path, target: &Path, replace: Replace) -> Result<Integr
         }
         writer.write_packet(&packet)?;
     }
-    if let Some((id, start)) = open_frame {
+    // A torn packet already says where the file ends.
+    if let Some((id, start)) = open_frame.filter(|_| !integrity.lost_data()) {
         let end = reader.position();
         integrity.truncate(end, 0);
         integrity.warn(format!(
@@ -159,7 +142,8 @@ fn copy_packets(source: &Path, target: &Path, replace: Replace) -> Result<Integr
     Ok(integrity)
 }
 
-static OUTPUTS: [SpecialOutput; 1] = [SpecialOutput {
+static OUTPUTS: [SpecialOutput; 2] = [
+    SpecialOutput {
     id: FORMAT_ID,
     help: "a CARLA log from a trajectories table (CSV or Parquet: time,id,blueprint,x,y,z,roll,pitch,yaw; optional uid, role_name)",
     file_extension: None,
@@ -167,7 +151,19 @@ static OUTPUTS: [SpecialOutput; 1] = [SpecialOutput {
         extensions: &["csv"],
         write: from_table,
     },
-}];
+    options: &[],
+},
+    SpecialOutput {
+        id: "xosc",
+        help: "an OpenSCENARIO scenario (1.0 or 1.2): vehicles and walkers with their recorded paths, spawns, despawns and weather",
+        file_extension: Some("xosc"),
+        source: OutputSource::Own {
+            accepts: "CARLA recorder logs",
+            write: crate::xosc::write_xosc,
+        },
+        options: &crate::xosc::OPTIONS,
+    },
+];
 
 /// The columns of a trajectories table.
 static TRACK_COLUMNS: [TableColumn; 11] = {

@@ -19,6 +19,7 @@
 //! * [`query`]: CARLA's `show_recorder_file_info`, `show_recorder_collisions` and
 //!   `show_recorder_actors_blocked`, with the server's exact text, and as data.
 //! * [`tracks`]: recordings from tables of (time, id, blueprint, position, rotation).
+//! * [`xosc`]: recordings as OpenSCENARIO 1.0/1.2 scenarios (`convert --to xosc`).
 //!
 //! # File layout
 //!
@@ -84,6 +85,7 @@ mod record;
 pub mod schema;
 pub mod tracks;
 pub mod writer;
+pub mod xosc;
 
 pub use adapter::CarlaRecording;
 pub use detect::FlavourDetector;

@@ -309,6 +309,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_zip,
         },
+        options: &[],
     },
     #[cfg(feature = "hdf5")]
     SpecialOutput {
@@ -319,6 +320,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_hdf5,
         },
+        options: &[],
     },
     SpecialOutput {
         id: "pdb",

@@ -369,6 +369,35 @@ impl<R: Read> Reader<R> {
         Ok(more)
     }
 
+    /// [`Reader::read_packet`] for readers that keep what a torn file holds: a packet cut by
+    /// the end of the input ends the reading (`false`) and is recorded in `integrity`, with a
+    /// warning that names `source` and says what the output keeps (`then`, e.g. "the copy
+    /// ends with the packet before it"). Other errors are returned.
+    pub(crate) fn read_packet_or_torn(
+        &mut self,
+        dst: &mut Packet,
+        integrity: &mut recfmt_core::Integrity,
+        source: &std::path::Path,
+        then: &str,
+    ) -> Result<bool> {
+        match self.read_packet(dst) {
+            Err(Error::Truncated {
+                what,
+                offset,
+                available,
+                ..
+            }) => {
+                integrity.truncate(offset, available);
+                integrity.warn(format!(
+                    "{}: truncated {what} at byte {offset}: {then}",
+                    source.display()
+                ));
+                Ok(false)
+            }
+            other => other,
+        }
+    }
+
     /// The packets from here to the end, each decoded into a new [`Packet`] (use
     /// [`Reader::read_packet`] to reuse one). After an error that concerns one packet the
     /// iteration goes on with the next; after a truncation or a size over the limit it ends.
