@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use recfmt::carla::{
-    ActorType, EventAdd, EventDel, Flavour, FrameStart, Header, Packet, Position, Reader,
-    Vector3, Weather, Writer,
+    ActorType, EventAdd, EventDel, Flavour, FrameStart, Header, Packet, Position, Reader, Vector3,
+    Weather, Writer,
 };
 use recfmt_tests::{python_with, recfmt, samples, workspace_root};
 
@@ -82,7 +82,12 @@ fn convert(log: &Path, out: &Path, opts: &[&str]) -> (Option<i32>, String) {
 }
 
 /// Runs the checker; returns its JSON answer.
-fn check(python: &Path, xosc: &Path, version: &str, thinned: Option<(&Path, f64)>) -> serde_json::Value {
+fn check(
+    python: &Path,
+    xosc: &Path,
+    version: &str,
+    thinned: Option<(&Path, f64)>,
+) -> serde_json::Value {
     let mut cmd = Command::new(python);
     cmd.arg(workspace_root().join("tests/python/check_xosc.py"))
         .arg(xosc)
@@ -243,7 +248,11 @@ fn generated_log(path: &Path) {
             adds.push(add(20, 1, "vehicle.audi.a2", "autopilot"));
         }
         writer.write_packet(&Packet::EventAdd(adds)).unwrap();
-        let dels = if frame == 15 { vec![EventDel { database_id: 20 }] } else { vec![] };
+        let dels = if frame == 15 {
+            vec![EventDel { database_id: 20 }]
+        } else {
+            vec![]
+        };
         writer.write_packet(&Packet::EventDel(dels)).unwrap();
         let x = frame as f32 * 100.0;
         let mut positions = vec![pos(10, x, 200.0, 90.0), pos(30, 0.0, -x, 180.0)];
@@ -253,7 +262,9 @@ fn generated_log(path: &Path) {
         writer.write_packet(&Packet::Position(positions)).unwrap();
         if frame == 0 || frame == 10 {
             let weather = if frame == 0 { clear } else { storm };
-            writer.write_packet(&Packet::Weather(vec![weather])).unwrap();
+            writer
+                .write_packet(&Packet::Weather(vec![weather]))
+                .unwrap();
         }
         writer.write_packet(&Packet::FrameEnd).unwrap();
     }
@@ -279,7 +290,10 @@ fn weather_spawns_removals_and_axes_of_a_generated_log() {
         assert_eq!(code, Some(0), "{stderr}");
         let answer = check(&python, &out, version, None);
         assert_eq!(answer["road"], "Town03");
-        assert_eq!(answer["names"], serde_json::json!(["autopilot", "hero", "walker_30"]));
+        assert_eq!(
+            answer["names"],
+            serde_json::json!(["autopilot", "hero", "walker_30"])
+        );
         assert_eq!(
             answer["vertices"],
             serde_json::json!({"hero": 20, "autopilot": 10, "walker_30": 20})
@@ -289,7 +303,11 @@ fn weather_spawns_removals_and_axes_of_a_generated_log() {
         let count = |tag: &str| doc.descendants().filter(|n| n.has_tag_name(tag)).count();
         assert_eq!(count("AddEntityAction"), 1);
         assert_eq!(count("DeleteEntityAction"), 1);
-        assert_eq!(count("EnvironmentAction"), 2, "the first weather and its change");
+        assert_eq!(
+            count("EnvironmentAction"),
+            2,
+            "the first weather and its change"
+        );
         // The hero at x = 10 m, CARLA y = 2 m heading +90° (towards +y, right): y = -2 m and
         // h = -π/2 in OpenSCENARIO's right-handed axes.
         let hero_second = doc
@@ -309,7 +327,10 @@ fn weather_spawns_removals_and_axes_of_a_generated_log() {
         let stop = doc
             .descendants()
             .filter(|n| n.has_tag_name("StopTrigger"))
-            .flat_map(|n| n.descendants().filter(|c| c.has_tag_name("SimulationTimeCondition")))
+            .flat_map(|n| {
+                n.descendants()
+                    .filter(|c| c.has_tag_name("SimulationTimeCondition"))
+            })
             .next_back()
             .unwrap();
         assert!((stop.attribute("value").unwrap().parse::<f64>().unwrap() - 1.9).abs() < 1e-9);

@@ -144,15 +144,15 @@ fn copy_packets(source: &Path, target: &Path, replace: Replace) -> Result<Integr
 
 static OUTPUTS: [SpecialOutput; 2] = [
     SpecialOutput {
-    id: FORMAT_ID,
-    help: "a CARLA log from a trajectories table (CSV or Parquet: time,id,blueprint,x,y,z,roll,pitch,yaw; optional uid, role_name)",
-    file_extension: None,
-    source: OutputSource::Table {
-        extensions: &["csv"],
-        write: from_table,
+        id: FORMAT_ID,
+        help: "a CARLA log from a trajectories table (CSV or Parquet: time,id,blueprint,x,y,z,roll,pitch,yaw; optional uid, role_name)",
+        file_extension: None,
+        source: OutputSource::Table {
+            extensions: &["csv"],
+            write: from_table,
+        },
+        options: &[],
     },
-    options: &[],
-},
     SpecialOutput {
         id: "xosc",
         help: "an OpenSCENARIO scenario (1.0 or 1.2): vehicles and walkers with their recorded paths, spawns, despawns and weather",

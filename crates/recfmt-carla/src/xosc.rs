@@ -382,7 +382,12 @@ fn scan(path: &Path, read: &ReadOptions, flavour: Option<Flavour>) -> Result<Sca
                     .description
                     .attributes
                     .iter()
-                    .map(|a| (text(&a.id.to_string_lossy()), text(&a.value.to_string_lossy())))
+                    .map(|a| {
+                        (
+                            text(&a.id.to_string_lossy()),
+                            text(&a.value.to_string_lossy()),
+                        )
+                    })
                     .collect(),
                 name: String::new(),
                 spawned: t,
@@ -592,7 +597,10 @@ mod tests {
     fn levels_are_named_as_scenario_runner_loads_them() {
         assert_eq!(level_name("Town03"), "Town03");
         assert_eq!(level_name("Carla/Maps/Town03"), "Town03");
-        assert_eq!(level_name("/Game/Carla/Maps/Town10HD_Opt.umap"), "Town10HD_Opt");
+        assert_eq!(
+            level_name("/Game/Carla/Maps/Town10HD_Opt.umap"),
+            "Town10HD_Opt"
+        );
         assert_eq!(level_name(""), "");
     }
 
@@ -614,7 +622,9 @@ mod tests {
         assert!((pose.h + std::f64::consts::FRAC_PI_2).abs() < 1e-12);
         assert!((pose.p + 20f64.to_radians()).abs() < 1e-12);
         assert!((pose.r - 10f64.to_radians()).abs() < 1e-12);
-        assert!(Pose::from_carla(&Vector3::F64([f64::NAN, 0.0, 0.0]), &Vector3::default()).is_none());
+        assert!(
+            Pose::from_carla(&Vector3::F64([f64::NAN, 0.0, 0.0]), &Vector3::default()).is_none()
+        );
     }
 
     #[test]

@@ -11,9 +11,13 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
 use super::{Actor, Extent, Kind, Pose, Scan, Version, Vertex, level_name, text};
 use crate::packet::Weather;
 
-/// A value as an `xsd:double` (the finite values the passes keep print without exponent).
+/// A value as an `xsd:double` (Rust prints finite values without exponent; `-0` as `0`).
 fn num(v: f64) -> String {
-    if v.is_finite() { format!("{v}") } else { "0".to_owned() }
+    if v.is_finite() && v != 0.0 {
+        format!("{v}")
+    } else {
+        "0".to_owned()
+    }
 }
 
 /// The document being written.
@@ -301,11 +305,7 @@ impl<W: Write> Document<W> {
         self.open("ConditionGroup", &[])?;
         self.open(
             "Condition",
-            &[
-                ("name", name),
-                ("delay", "0"),
-                ("conditionEdge", "rising"),
-            ],
+            &[("name", name), ("delay", "0"), ("conditionEdge", "rising")],
         )?;
         self.open("ByValueCondition", &[])?;
         self.empty(
@@ -381,10 +381,7 @@ impl<W: Write> Document<W> {
                     "eightOktas",
                 ];
                 let oktas = (cloudiness.clamp(0.0, 100.0) / 12.5).round() as usize;
-                self.open(
-                    "Weather",
-                    &[("fractionalCloudCover", OKTAS[oktas.min(8)])],
-                )?;
+                self.open("Weather", &[("fractionalCloudCover", OKTAS[oktas.min(8)])])?;
                 self.empty(
                     "Sun",
                     &[

@@ -6,7 +6,11 @@ use super::Vertex;
 /// `tolerance` (metres between a left-out vertex and the kept path at its time). The first
 /// and last vertices are always kept; 0 turns either off.
 pub(crate) fn thin(track: Vec<Vertex>, step: f64, tolerance: f64) -> Vec<Vertex> {
-    let track = if step > 0.0 { by_step(track, step) } else { track };
+    let track = if step > 0.0 {
+        by_step(track, step)
+    } else {
+        track
+    };
     if tolerance > 0.0 && track.len() > 2 {
         let keep = by_tolerance(&track, tolerance);
         track
@@ -93,7 +97,9 @@ mod tests {
 
     #[test]
     fn a_straight_path_at_constant_speed_keeps_its_ends() {
-        let track: Vec<_> = (0..100).map(|i| at(i as f64 * 0.05, i as f64, 0.0)).collect();
+        let track: Vec<_> = (0..100)
+            .map(|i| at(i as f64 * 0.05, i as f64, 0.0))
+            .collect();
         let kept = thin(track, 0.0, 0.01);
         assert_eq!(kept.len(), 2);
         assert_eq!((kept[0].t, kept[1].pose.x), (0.0, 99.0));
@@ -110,7 +116,9 @@ mod tests {
         let kept = thin(track.clone(), 0.0, 0.2);
         assert!(kept.len() > 2 && kept.len() < track.len());
         for v in &track {
-            let j = kept.partition_point(|k| k.t <= v.t).clamp(1, kept.len() - 1);
+            let j = kept
+                .partition_point(|k| k.t <= v.t)
+                .clamp(1, kept.len() - 1);
             assert!(deviation(&kept[j - 1], &kept[j], v) <= 0.2 + 1e-9);
         }
     }
