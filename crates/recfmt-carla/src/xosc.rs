@@ -276,7 +276,7 @@ pub(crate) struct Scan {
 
 /// One thing the walk over the packets reports, with the actor's index in [`Scan::actors`].
 enum Step<'a> {
-    Added(usize, &'a EventAdd, f64),
+    Added(usize, &'a EventAdd, Kind, f64),
     Deleted(usize, f64),
     Position(usize, &'a Position, f64),
     BoundingBox(usize, &'a BoundingBox),
@@ -296,7 +296,7 @@ fn walk(
 ) -> Result<(String, i64), Error> {
     let file = BufReader::with_capacity(crate::io::FILE_BUFFER, File::open(path)?);
     let mut reader = crate::Reader::new(file)
-        .with_limits(read.limits.clone())
+        .with_limits(read.limits)
         .with_flavour(flavour);
     let header = reader.read_header()?;
     let flavour = reader.detect_flavour()?;
@@ -316,12 +316,14 @@ fn walk(
             }
             Packet::EventAdd(events) => {
                 for event in events {
-                    let kind = ActorType::from_byte(event.actor_type, flavour);
-                    if matches!(kind, ActorType::Vehicle | ActorType::Walker) {
-                        live.insert(event.database_id, next_index);
-                        on(Step::Added(next_index, event, now));
-                        next_index += 1;
-                    }
+                    let kind = match ActorType::from_byte(event.actor_type, flavour) {
+                        ActorType::Vehicle => Kind::Vehicle,
+                        ActorType::Walker => Kind::Walker,
+                        _ => continue,
+                    };
+                    live.insert(event.database_id, next_index);
+                    on(Step::Added(next_index, event, kind, now));
+                    next_index += 1;
                 }
             }
             Packet::EventDel(events) => {
@@ -365,15 +367,8 @@ fn scan(path: &Path, read: &ReadOptions, flavour: Option<Flavour>) -> Result<Sca
             scan.frames += 1;
             scan.end = t;
         }
-        Step::Added(index, event, t) => {
+        Step::Added(index, event, kind, t) => {
             debug_assert_eq!(index, scan.actors.len());
-            let kind = if ActorType::from_byte(event.actor_type, Flavour::Carla0912)
-                == ActorType::Walker
-            {
-                Kind::Walker
-            } else {
-                Kind::Vehicle
-            };
             scan.actors.push(Actor {
                 id: event.database_id,
                 kind,
