@@ -266,5 +266,6 @@ pub(crate) static OUTPUTS: [SpecialOutput; 3] = [
         help: "a Tacview ACMI 2.2 flight (-o FILE.acmi, or FILE.zip.acmi compressed): the aircraft and each multiplayer callsign",
         file_extension: Some("acmi"),
         source: OutputSource::Rows(acmi),
+        options: &[],
     },
 ];

@@ -330,6 +330,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_pdb,
         },
+        options: &[],
     },
     SpecialOutput {
         id: "xyz",
@@ -339,6 +340,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_xyz,
         },
+        options: &[],
     },
     SpecialOutput {
         id: "dcd",
@@ -348,6 +350,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_dcd,
         },
+        options: &[],
     },
 ];
 
