@@ -167,6 +167,7 @@ static OUTPUTS: [SpecialOutput; 1] = [SpecialOutput {
         extensions: &["csv"],
         write: from_table,
     },
+    options: &[],
 }];
 
 /// The columns of a trajectories table.

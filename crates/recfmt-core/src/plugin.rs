@@ -334,6 +334,10 @@ pub struct SpecialOutput {
     pub file_extension: Option<&'static str>,
     /// What it reads and how it writes.
     pub source: OutputSource,
+    /// Options of its own, qualified by its id (`--opt mat.version=5`), checked before
+    /// anything is read and handed to it in [`WriteOptions::format_options`] (see
+    /// [`Registry::output_write_options`](crate::Registry::output_write_options)).
+    pub options: &'static [FormatOption],
 }
 
 /// How a query prints its answer.

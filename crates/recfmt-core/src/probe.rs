@@ -281,26 +281,42 @@ impl Registry {
         replace: crate::Replace,
         options: &crate::FormatOptions,
     ) -> Result<crate::WriteOptions> {
-        let mut mine = crate::FormatOptions::new();
-        for (key, value) in options.pairs() {
-            let known = match key.split_once('.') {
-                Some((id, _)) => id.eq_ignore_ascii_case(format.info.id),
-                None => format.options.iter().any(|o| o.key == key),
-            };
-            if known {
-                mine.push(key, value);
-            }
-        }
-        Ok(crate::WriteOptions {
-            replace,
-            format_options: mine.resolve(format.info.id, format.options)?,
-        })
+        narrowed(format.info.id, format.options, replace, options)
+    }
+
+    /// The options for writing the format output `output` (`mat.version`): `replace`, and
+    /// those of `options` qualified with the output's id or plain keys it knows, checked
+    /// against its [`SpecialOutput::options`].
+    pub fn output_write_options(
+        &self,
+        output: &SpecialOutput,
+        replace: crate::Replace,
+        options: &crate::FormatOptions,
+    ) -> Result<crate::WriteOptions> {
+        narrowed(output.id, output.options, replace, options)
+    }
+
+    /// The format output with id `id` that declares options of its own, if any.
+    fn output_with_options(&self, id: &str) -> Option<&'static SpecialOutput> {
+        self.formats
+            .iter()
+            .flat_map(|f| f.outputs.iter())
+            .find(|o| !o.options.is_empty() && o.id.eq_ignore_ascii_case(id))
     }
 
     /// Checks format options before anything is read: every qualified key names a registered
     /// format that knows it, every plain key is known to some format, and values fit.
     pub fn check_options(&self, options: &crate::FormatOptions) -> Result<()> {
         for (key, value) in options.pairs() {
+            if let Some((id, plain)) = key.split_once('.')
+                && self.by_id(id).is_none()
+                && let Some(output) = self.output_with_options(id)
+            {
+                crate::FormatOptions::new()
+                    .push(plain, value)
+                    .resolve(output.id, output.options)?;
+                continue;
+            }
             let (format, key) = match key.split_once('.') {
                 Some((id, key)) => (
                     Some(self.by_id(id).ok_or_else(|| {
@@ -318,6 +334,14 @@ impl Registry {
                 .iter()
                 .filter(|f| format.is_none_or(|g| g.info.id == f.info.id))
                 .flat_map(|f| f.options.iter().map(move |o| (f.info.id, o)))
+                .chain(
+                    // A plain key may be an option of a format output (`version` of `mat`).
+                    self.formats
+                        .iter()
+                        .filter(|_| format.is_none())
+                        .flat_map(|f| f.outputs.iter())
+                        .flat_map(|out| out.options.iter().map(move |o| (out.id, o))),
+                )
                 .filter(|(_, o)| o.key == key)
                 .collect();
             let Some((id, spec)) = specs.first() else {
@@ -344,6 +368,30 @@ pub fn check_input_kind(path: &Path) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// The options of `options` meant for `id` (keys qualified with it, and plain keys `known`
+/// holds), checked against `known`, with `replace`.
+fn narrowed(
+    id: &str,
+    known: &[FormatOption],
+    replace: crate::Replace,
+    options: &crate::FormatOptions,
+) -> Result<crate::WriteOptions> {
+    let mut mine = crate::FormatOptions::new();
+    for (key, value) in options.pairs() {
+        let wanted = match key.split_once('.') {
+            Some((qualifier, _)) => qualifier.eq_ignore_ascii_case(id),
+            None => known.iter().any(|o| o.key == key),
+        };
+        if wanted {
+            mine.push(key, value);
+        }
+    }
+    Ok(crate::WriteOptions {
+        replace,
+        format_options: mine.resolve(id, known)?,
+    })
 }
 
 #[cfg(test)]

@@ -184,11 +184,13 @@ pub(crate) static OUTPUTS: [SpecialOutput; 2] = [
         help: "a KML flight track (-o FILE.kml): the aircraft, and one track per multiplayer callsign",
         file_extension: Some("kml"),
         source: OutputSource::Rows(kml),
+        options: &[],
     },
     SpecialOutput {
         id: "gpx",
         help: "a GPX flight track (-o FILE.gpx), as for KML",
         file_extension: Some("gpx"),
         source: OutputSource::Rows(gpx),
+        options: &[],
     },
 ];

@@ -257,6 +257,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_zip,
         },
+        options: &[],
     },
     #[cfg(feature = "hdf5")]
     SpecialOutput {
@@ -267,6 +268,7 @@ static OUTPUTS: &[SpecialOutput] = &[
             accepts: ACCEPTS,
             write: write_hdf5,
         },
+        options: &[],
     },
 ];
 

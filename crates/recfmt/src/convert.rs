@@ -140,6 +140,23 @@ impl ConvertOptions {
         Ok(registry.write_options(format, self.replace(), &self.open.format_options)?)
     }
 
+    /// The write options for `format`'s own output `output`: the format's, and the output's
+    /// own (`mat.version`), both checked.
+    pub fn output_write_options_for(
+        &self,
+        registry: &Registry,
+        format: &FormatDescriptor,
+        output: &SpecialOutput,
+    ) -> Result<WriteOptions> {
+        let mut options = self.write_options_for(registry, format)?;
+        let own =
+            registry.output_write_options(output, self.replace(), &self.open.format_options)?;
+        for (key, value) in own.format_options.pairs() {
+            options.format_options.push(key, value);
+        }
+        Ok(options)
+    }
+
     fn pipeline(&self) -> Result<Pipeline> {
         fn patterns(texts: &[String]) -> Result<Vec<Pattern>> {
             Ok(texts
@@ -478,7 +495,7 @@ fn convert_with(
         && let OutputSource::Table { write, .. } = out.source
     {
         let read = options.open.read_options_for(registry, format)?;
-        let write_options = options.write_options_for(registry, format)?;
+        let write_options = options.output_write_options_for(registry, format, out)?;
         let written = write(input, output, &read, &write_options, &crate::tables::Tables)?;
         let integrity = written.integrity.unwrap_or_default();
         return Ok(report(input, output, written.notes, &integrity));
@@ -530,7 +547,7 @@ fn convert_with(
             match out.source {
                 OutputSource::Rows(write) => {
                     let read = options.open.read_options_for(registry, f)?;
-                    let write_options = options.write_options_for(registry, f)?;
+                    let write_options = options.output_write_options_for(registry, f, out)?;
                     let written = write(reader.as_mut(), output, &read, &write_options)?;
                     notes.extend(written.notes);
                     let integrity = written
@@ -542,7 +559,7 @@ fn convert_with(
                     if f.info.id == source_format && options.is_plain() =>
                 {
                     let read = options.open.read_options_for(registry, f)?;
-                    let write_options = options.write_options_for(registry, f)?;
+                    let write_options = options.output_write_options_for(registry, f, out)?;
                     let written = write(input, output, &read, &write_options)?;
                     notes.extend(written.notes);
                     let integrity = written
