@@ -91,6 +91,8 @@ mod frames;
 pub mod generate;
 #[cfg(feature = "hdf5")]
 pub mod h5;
+#[cfg(feature = "hdf5")]
+pub mod mat;
 mod hooks;
 mod json_pos;
 mod metadata;
