@@ -136,6 +136,8 @@ pub struct MatVariable {
 pub struct MatField {
     /// The signal's name in the recording.
     pub signal: String,
+    /// The signal's index in its stream (names may repeat).
+    pub index: usize,
     /// Its field's name in the file.
     pub field: String,
     /// Its MATLAB class (`double`, `single`, `int32`, `logical`, ...).
@@ -172,6 +174,7 @@ pub fn variables(schema: &Schema) -> Vec<MatVariable> {
                     .iter()
                     .map(|f| MatField {
                         signal: desc.signals[f.signal].name.clone(),
+                        index: f.signal,
                         field: f.name.clone(),
                         class: f.class.matlab_name(),
                         unit: f.unit.clone(),

@@ -8,6 +8,12 @@
 //!                        '' as MATLAB's empty marker (uint64 dims [0 0], MATLAB_empty 1)
 //! ```
 //!
+//! The fields of a stream without rows are replaced, once the rows are written, by MATLAB's
+//! empty marker of their class (dims `[1 0]`), which is how MATLAB stores an empty array.
+//!
+//! ```text
+//! ```
+//!
 //! HDF5 stores MATLAB's dimensions reversed, so the rows run along the first HDF5 axis, the
 //! one `recfmt-h5` grows a chunk at a time; memory stays at most one chunk per field.
 
@@ -15,7 +21,7 @@ use std::path::Path;
 
 use hdf5_pure::{AttrValue, Datatype, FileBuilder, GroupBuilder};
 use recfmt_core::{FrameBuf, RecordingReader, Result, Value, WriteOptions};
-use recfmt_h5::{ChunkedWriter, ColumnBuffer, H5Output, declare_appendable};
+use recfmt_h5::{ChunkedWriter, ColumnBuffer, H5Output, declare_appendable, write_error};
 
 use super::{Class, Counts, Plan, UNITS_VARIABLE, header_text};
 use crate::h5::DEFAULT_CHUNK_ROWS;
@@ -49,12 +55,12 @@ pub(crate) fn write(
     }
     let mut frame = FrameBuf::default();
     let mut value = Vec::with_capacity(8);
-    let mut rows = 0u64;
+    let mut rows = vec![0u64; plan.streams.len()];
     while reader.read_frame(&mut frame)? {
         let Some(Some(at)) = plan.by_stream.get(frame.stream) else {
             continue;
         };
-        rows += 1;
+        rows[*at] += 1;
         for (field, column) in plan.streams[*at].fields.iter().zip(&mut columns[*at]) {
             value.clear();
             let v = frame.values.get(field.signal).unwrap_or(&Value::Null);
@@ -67,8 +73,28 @@ pub(crate) fn write(
         column.finish(&mut chunks)?;
     }
     drop(chunks);
+    // MATLAB reads an empty array from its empty marker, not from a dataset without rows.
+    for (stream, _) in plan.streams.iter().zip(&rows).filter(|(_, n)| **n == 0) {
+        let failed = |e| write_error(output, format!("marking {} empty", stream.name), e);
+        let group = out.file().group(&stream.name).map_err(failed)?;
+        for field in &stream.fields {
+            group.delete(&field.name).map_err(failed)?;
+            group
+                .create_dataset(&field.name, |d| {
+                    empty_marker(d, field.class.matlab_name(), [1, 0])
+                })
+                .map_err(failed)?;
+        }
+    }
     out.finish()?;
-    Ok(rows)
+    Ok(rows.iter().sum())
+}
+
+/// MATLAB's empty array of `class`: its dimensions as data, and `MATLAB_empty`.
+fn empty_marker(dataset: &mut hdf5_pure::DatasetBuilder, class: &str, dims: [u64; 2]) {
+    dataset.with_u64_data(&dims).with_shape(&[2]);
+    dataset.set_attr("MATLAB_class", class_attr(class));
+    dataset.set_attr("MATLAB_empty", AttrValue::U32(1));
 }
 
 /// The groups, the empty datasets and every attribute, declared up front.
@@ -114,9 +140,7 @@ fn mark_struct(group: &mut GroupBuilder, fields: Vec<String>) {
 fn write_char(dataset: &mut hdf5_pure::DatasetBuilder, text: &str) {
     let units: Vec<u16> = text.encode_utf16().collect();
     if units.is_empty() {
-        dataset.with_u64_data(&[0, 0]).with_shape(&[2]);
-        dataset.set_attr("MATLAB_class", class_attr("char"));
-        dataset.set_attr("MATLAB_empty", AttrValue::U32(1));
+        empty_marker(dataset, "char", [0, 0]);
     } else {
         dataset
             .with_u16_data(&units)
