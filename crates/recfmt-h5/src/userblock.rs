@@ -153,9 +153,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.h5");
         let mut skeleton = hdf5_pure::FileBuilder::new();
-        skeleton
-            .create_dataset("v")
-            .with_f64_data(&[1.0, 2.0, 3.0]);
+        skeleton.create_dataset("v").with_f64_data(&[1.0, 2.0, 3.0]);
         skeleton.write(&path).unwrap();
         let plain = std::fs::read(&path).unwrap();
         let mut out = Vec::new();
@@ -170,7 +168,10 @@ mod tests {
         let moved = dir.path().join("y.h5");
         std::fs::write(&moved, &out).unwrap();
         let file = hdf5_pure::File::open(&moved).unwrap();
-        assert_eq!(file.dataset("v").unwrap().read_f64().unwrap(), [1.0, 2.0, 3.0]);
+        assert_eq!(
+            file.dataset("v").unwrap().read_f64().unwrap(),
+            [1.0, 2.0, 3.0]
+        );
 
         // Twice is refused, and so is a block HDF5 cannot have.
         assert!(copy_behind_block(&[0u8; 512], &out[512..], Vec::new()).is_err());

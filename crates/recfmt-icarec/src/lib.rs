@@ -91,10 +91,10 @@ mod frames;
 pub mod generate;
 #[cfg(feature = "hdf5")]
 pub mod h5;
-#[cfg(feature = "hdf5")]
-pub mod mat;
 mod hooks;
 mod json_pos;
+#[cfg(feature = "hdf5")]
+pub mod mat;
 mod metadata;
 mod policy;
 mod probe;

@@ -397,7 +397,11 @@ mod tests {
         stream.signals.push(SignalDesc::scalar("name", DType::Str));
         let text_only = StreamDesc {
             signals: vec![SignalDesc::scalar("msg", DType::Str)],
-            ..StreamDesc::new("log", SignalDesc::scalar("msg", DType::Str), TimeBase::SECONDS)
+            ..StreamDesc::new(
+                "log",
+                SignalDesc::scalar("msg", DType::Str),
+                TimeBase::SECONDS,
+            )
         };
         let plan = Plan::new(&Schema {
             streams: vec![stream, text_only],

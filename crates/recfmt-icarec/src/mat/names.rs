@@ -96,10 +96,7 @@ mod tests {
             identifier("Vehicle.Nav.position.x"),
             "Vehicle_Nav_position_x"
         );
-        assert_eq!(
-            identifier("/position/altitude-ft"),
-            "position_altitude_ft"
-        );
+        assert_eq!(identifier("/position/altitude-ft"), "position_altitude_ft");
         assert_eq!(identifier("3d"), "x3d");
         assert_eq!(identifier(""), "x");
         assert_eq!(identifier("..."), "x");

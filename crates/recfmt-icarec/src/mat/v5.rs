@@ -49,8 +49,8 @@ pub(crate) fn write(
     write: &WriteOptions,
     counts: &mut Counts,
 ) -> Result<u64> {
-    let spool_path = TempPath::reserve(output, write.replace)
-        .map_err(|e| Error::Io(e).in_file(output))?;
+    let spool_path =
+        TempPath::reserve(output, write.replace).map_err(|e| Error::Io(e).in_file(output))?;
     let io = |e: std::io::Error| Error::Io(e).in_file(output);
     let spool_file = File::options()
         .read(true)
@@ -66,7 +66,10 @@ pub(crate) fn write(
             continue;
         };
         rows[*at] += 1;
-        let first = plan.streams[..*at].iter().map(|s| s.fields.len()).sum::<usize>();
+        let first = plan.streams[..*at]
+            .iter()
+            .map(|s| s.fields.len())
+            .sum::<usize>();
         for (i, field) in plan.streams[*at].fields.iter().enumerate() {
             let v = frame.values.get(field.signal).unwrap_or(&Value::Null);
             spool.push(first + i, field.class, v, counts).map_err(io)?;
@@ -256,9 +259,8 @@ impl<W: Write> Out<W> {
         cols: u64,
         name: &str,
     ) -> std::io::Result<()> {
-        let cols = i32::try_from(cols).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "over 2^31 rows")
-        })?;
+        let cols = i32::try_from(cols)
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "over 2^31 rows"))?;
         self.tag(MI_MATRIX, content)?;
         self.tag(MI_UINT32, 8)?;
         self.u32(u32::from(class) | (u32::from(flags) << 8))?;
@@ -384,7 +386,10 @@ mod tests {
         assert_eq!(out.w.len() as u64, 8 + char_size("m/s"));
         let mut out = Out { w: Vec::new() };
         out.struct_start(0, "dynamic", &["t", "x"]).unwrap();
-        assert_eq!(out.w.len() as u64, 8 + struct_size("dynamic", &["t", "x"], 0));
+        assert_eq!(
+            out.w.len() as u64,
+            8 + struct_size("dynamic", &["t", "x"], 0)
+        );
         let long = "a".repeat(40);
         assert_eq!(field_name_len(&["t", &long]), 64);
     }

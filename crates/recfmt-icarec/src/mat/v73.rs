@@ -38,8 +38,8 @@ pub(crate) fn write(
         "{} HDF5 schema 1.00 .",
         header_text("7.3")
     ));
-    let out = H5Output::create(output, write.replace, skeleton(plan))?
-        .with_user_block(header.to_vec());
+    let out =
+        H5Output::create(output, write.replace, skeleton(plan))?.with_user_block(header.to_vec());
     let mut chunks = ChunkedWriter::new(output, None)?;
     let mut columns = Vec::with_capacity(plan.streams.len());
     for stream in &plan.streams {
@@ -106,7 +106,13 @@ fn skeleton(plan: &Plan) -> FileBuilder {
         let mut stream_units = units.create_group(&stream.name);
         for field in &stream.fields {
             let dataset = group.create_dataset(&field.name);
-            declare_appendable(dataset, datatype(field.class), &[1], DEFAULT_CHUNK_ROWS, None);
+            declare_appendable(
+                dataset,
+                datatype(field.class),
+                &[1],
+                DEFAULT_CHUNK_ROWS,
+                None,
+            );
             dataset.set_attr("MATLAB_class", class_attr(field.class.matlab_name()));
             if field.class == Class::Logical {
                 dataset.set_attr("MATLAB_int_decode", AttrValue::I32(1));
