@@ -98,6 +98,9 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     // `convert --to xosc`: ASAM's schemas (tests/tests/xosc.rs) and a scenario author's parser.
     ("xmlschema", "xmlschema"),
     ("scenariogeneration", "scenariogeneration"),
+    // The readers of `convert --to mat` (tests/tests/mat.rs): MAT 7.3 and MAT 5.
+    ("mat73", "mat73"),
+    ("scipy.io", "scipy"),
 ];
 
 fn main() -> Result<()> {
@@ -243,8 +246,33 @@ fn ensure_java() {
     }
 }
 
+/// GNU Octave for the MAT-file tests (`octave --eval "load(...)"`), from apt like Java.
+fn ensure_octave() {
+    let has_octave = || {
+        Command::new("octave-cli")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if has_octave() {
+        return;
+    }
+    eprintln!("$ apt-get install octave-cli (GNU Octave for the MAT-file tests)");
+    let _ = Command::new("sh")
+        .args([
+            "-c",
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+             octave-cli || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq octave",
+        ])
+        .status();
+    if !has_octave() {
+        eprintln!("warning: no GNU Octave and apt could not install it: the MAT tests fail in CI");
+    }
+}
+
 fn ci() -> Result<()> {
     ensure_java();
+    ensure_octave();
     let python = python_env()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args([

@@ -4,7 +4,8 @@
 //!
 //! * [`H5Output`]: the file, declared up front from a [`hdf5_pure::FileBuilder`] skeleton,
 //!   written under a temporary name and moved into place when complete (removed on failure);
-//!   open for in-place appends in bounded memory, synced once at close.
+//!   open for in-place appends in bounded memory, synced once at close; with a user block
+//!   in front when asked ([`H5Output::with_user_block`], MATLAB's v7.3 header).
 //! * [`ChunkedWriter`] and [`ColumnBuffer`]: datasets declared empty
 //!   ([`declare_appendable`]) and grown a whole chunk at a time, so memory stays at most one
 //!   chunk per column however long the recording is; full chunks are compressed
@@ -21,6 +22,7 @@ mod chunked;
 mod compress;
 mod error;
 mod output;
+mod userblock;
 
 pub use chunked::{ChunkedWriter, ColumnBuffer, DatasetId, declare_appendable};
 pub use compress::compression_threads;

@@ -3,9 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use hdf5_pure::{FileAccessProperties, FileBuilder, MemoryStrategy, SyncPolicy};
-use recfmt_core::{Replace, Result, TempPath};
+use std::fs::File;
+
+use recfmt_core::{AtomicFile, Replace, Result, TempPath};
 
 use crate::error::write_error;
+use crate::userblock::copy_behind_block;
 
 /// An HDF5 file being written: created from a skeleton ([`FileBuilder`]: the groups, the
 /// attributes and the empty datasets declared up front) under a temporary name beside the
@@ -34,6 +37,9 @@ pub struct H5Output {
     file: hdf5_pure::File,
     temp: TempPath,
     target: PathBuf,
+    replace: Replace,
+    /// Bytes to put in front of the HDF5 file when it is finished (see [`H5Output::with_user_block`]).
+    user_block: Option<Vec<u8>>,
 }
 
 impl H5Output {
@@ -64,7 +70,18 @@ impl H5Output {
             file,
             temp,
             target: target.to_path_buf(),
+            replace,
+            user_block: None,
         })
+    }
+
+    /// Puts `block` (512, 1024, 2048... bytes) in front of the file when it is finished, as
+    /// an HDF5 user block: MATLAB's v7.3 header. hdf5-pure appends in bounded memory only to
+    /// a file without one, so the file is written without it and then copied once behind it
+    /// (the superblock rebased; see `userblock.rs`), which costs one more write of the file.
+    pub fn with_user_block(mut self, block: Vec<u8>) -> Self {
+        self.user_block = Some(block);
+        self
     }
 
     /// The open file.
@@ -84,11 +101,20 @@ impl H5Output {
             file,
             mut temp,
             target,
+            replace,
+            user_block,
         } = self;
         // On error `temp` removes the file, closed (dropped) by then.
         file.close()
             .map_err(|e| write_error(&target, "closing the file", e))?;
-        temp.persist()
-            .map_err(|e| recfmt_core::Error::Io(e).in_file(&target))
+        let io = |e: std::io::Error| recfmt_core::Error::Io(e).in_file(&target);
+        let Some(block) = user_block else {
+            return temp.persist().map_err(io);
+        };
+        let mut out = AtomicFile::create(&target, replace).map_err(io)?;
+        let hdf5 = std::io::BufReader::with_capacity(1 << 20, File::open(temp.path()).map_err(io)?);
+        copy_behind_block(&block, hdf5, &mut out).map_err(io)?;
+        // `temp` is removed when dropped.
+        out.commit().map_err(io)
     }
 }

@@ -93,6 +93,8 @@ pub mod generate;
 pub mod h5;
 mod hooks;
 mod json_pos;
+#[cfg(feature = "hdf5")]
+pub mod mat;
 mod metadata;
 mod policy;
 mod probe;

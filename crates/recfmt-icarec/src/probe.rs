@@ -69,5 +69,8 @@ pub static FORMAT: FormatDescriptor = FormatDescriptor {
         against: Some(crate::hooks::against),
         check: crate::hooks::check,
     }),
+    // MAT-files from any recording: what Icarus users load in MATLAB.
+    #[cfg(feature = "hdf5")]
+    outputs: &crate::mat::OUTPUTS,
     ..FormatDescriptor::new(INFO, Tier::Magic, score, open_boxed)
 };
