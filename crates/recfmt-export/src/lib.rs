@@ -90,9 +90,9 @@ mod mapping;
 #[cfg(feature = "mcap")]
 pub mod mcap;
 mod names;
-mod partition;
 #[cfg(feature = "parquet")]
 mod parquet_footer;
+mod partition;
 mod pending;
 mod sink;
 mod table_writer;

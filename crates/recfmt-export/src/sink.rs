@@ -89,9 +89,9 @@ impl Sink {
         let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
-            TableFormat::Parquet => Inner::Parquet(Box::new(parquet_table(
-                path, file, schema, options, first,
-            )?)),
+            TableFormat::Parquet => {
+                Inner::Parquet(Box::new(parquet_table(path, file, schema, options, first)?))
+            }
             #[cfg(feature = "csv")]
             TableFormat::Csv => Inner::Csv(Box::new(
                 crate::csv::CsvSink::new(file, schema, &options.csv)
