@@ -181,7 +181,70 @@ pub(crate) fn retype_float_orders<W: Write + Seek>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+
+    fn float_schema() -> SchemaDescriptor {
+        let schema = arrow_schema::Schema::new(vec![
+            arrow_schema::Field::new("t", arrow_schema::DataType::Int64, false),
+            arrow_schema::Field::new("x", arrow_schema::DataType::Float32, false),
+        ]);
+        parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&schema)
+            .unwrap()
+    }
+
+    /// A file that does not end as parquet-rs writes it is refused and left as it was.
+    #[test]
+    fn an_unexpected_footer_is_refused_untouched() {
+        let schema = float_schema();
+        let bytes: Vec<u8> = (0..200u8).chain(*b"PAR1").collect();
+        let mut file = FooterTail::new(io::Cursor::new(Vec::new()), &schema);
+        file.write_all(&bytes).unwrap();
+        assert!(retype_float_orders(&mut file, &schema).is_err());
+        assert_eq!(file.into_inner().into_inner(), bytes);
+    }
+
+    /// The float column's order is rewritten and nothing else changes.
+    #[test]
+    fn a_float_order_becomes_type_defined() {
+        use arrow_array::{ArrayRef, Float32Array, Int64Array, RecordBatch};
+        let schema = float_schema();
+        let batch = RecordBatch::try_from_iter([
+            ("t", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            (
+                "x",
+                Arc::new(Float32Array::from(vec![0.5, -1.5])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let file = FooterTail::new(io::Cursor::new(Vec::new()), &schema);
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        let mut file = writer.into_inner().unwrap();
+        let before = file.inner.get_ref().clone();
+        retype_float_orders(&mut file, &schema).unwrap();
+        let after = file.into_inner().into_inner();
+        let changed: Vec<usize> = (0..after.len())
+            .filter(|&i| before[i] != after[i])
+            .collect();
+        assert_eq!(changed.len(), 1);
+        assert_eq!((before[changed[0]], after[changed[0]]), (0x2C, 0x1C));
+        let mut on_disk = tempfile::tempfile().unwrap();
+        on_disk.write_all(&after).unwrap();
+        let reader = parquet::file::serialized_reader::SerializedFileReader::new(on_disk).unwrap();
+        let orders = parquet::file::reader::FileReader::metadata(&reader)
+            .file_metadata()
+            .column_orders()
+            .unwrap()
+            .clone();
+        assert!(
+            orders
+                .iter()
+                .all(|o| matches!(o, ColumnOrder::TYPE_DEFINED_ORDER(_)))
+        );
+    }
 
     #[test]
     fn list_headers_use_the_long_form_from_15_elements() {
