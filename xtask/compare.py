@@ -2,11 +2,13 @@
 
 Loads the Parquet tables recfmt wrote (one file per stream) into memory as already-decoded
 Arrow / numpy columns (not timed), then times only the writing of the same tables with
-pyarrow.parquet (zstd, dictionary on and off), pyarrow.csv and h5py (gzip level 1 + shuffle,
-chunks of 65,535 rows), best of --runs each. Prints one JSON object of timings on stdout;
-progress goes to stderr.
+pyarrow.parquet (zstd, dictionary on and off, row groups of 1 Mi rows as recfmt and pyarrow
+write them by default), pyarrow.csv and h5py (gzip level 1 + shuffle, chunks of 65,535 rows),
+best of --runs each; with --parquet-only, pyarrow.parquet alone. Prints one JSON object of
+timings on stdout: the best wall time of each writer, and under `<name>_cpu` the least CPU
+time (user + sys, all threads) of its runs; progress goes to stderr.
 
-    python compare.py --tables DIR --out DIR [--runs 3]
+    python compare.py --tables DIR --out DIR [--runs 3] [--parquet-only]
 """
 
 import argparse
@@ -22,7 +24,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-ROW_GROUP_ROWS = 65536
+ROW_GROUP_ROWS = 1024 * 1024
 HDF5_CHUNK_ROWS = 65535
 
 
@@ -85,18 +87,22 @@ def numpy_columns(table):
 
 
 def best_of(runs, out_root, label, write):
-    """Best wall time of `runs` calls of write(fresh_dir); each output is removed after."""
-    times = []
+    """Best wall time and least CPU time (user + sys of every thread) of `runs` calls of
+    write(fresh_dir); each output is removed after."""
+    times, cpus = [], []
     for i in range(runs):
         target = out_root / f"{label}-{i}"
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
+        cpu = time.process_time()
         started = time.perf_counter()
         write(target)
         times.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
         shutil.rmtree(target)
-    log(f"{label}: " + ", ".join(f"{t:.2f} s" for t in times))
-    return min(times)
+    log(f"{label}: " + ", ".join(f"{t:.2f} s" for t in times)
+        + "; CPU " + ", ".join(f"{c:.2f} s" for c in cpus))
+    return min(times), min(cpus)
 
 
 def write_parquet(tables, use_dictionary):
@@ -133,6 +139,7 @@ def main():
     parser.add_argument("--tables", required=True, help="recfmt's Parquet output folder")
     parser.add_argument("--out", required=True, help="scratch folder for the outputs")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--parquet-only", action="store_true")
     args = parser.parse_args()
     out_root = pathlib.Path(args.out)
     shutil.rmtree(out_root, ignore_errors=True)
@@ -140,8 +147,6 @@ def main():
 
     started = time.perf_counter()
     tables = load(args.tables)
-    csv_tables = {name: csv_table(t) for name, t in tables.items()}
-    arrays = {name: numpy_columns(t) for name, t in tables.items()}
     rows = sum(t.num_rows for t in tables.values())
     log(f"loaded {len(tables)} streams, {rows} rows in {time.perf_counter() - started:.1f} s "
         "(not timed)")
@@ -155,12 +160,17 @@ def main():
         "rows": rows,
         "runs": args.runs,
     }
-    result["parquet_dict"] = best_of(args.runs, out_root, "parquet-dict",
-                                     write_parquet(tables, True))
-    result["parquet_nodict"] = best_of(args.runs, out_root, "parquet-nodict",
-                                       write_parquet(tables, False))
-    result["csv"] = best_of(args.runs, out_root, "csv", write_csv(csv_tables))
-    result["hdf5"] = best_of(args.runs, out_root, "hdf5", write_hdf5(arrays))
+    writers = [("parquet_dict", lambda: write_parquet(tables, True)),
+               ("parquet_nodict", lambda: write_parquet(tables, False))]
+    if not args.parquet_only:
+        writers += [
+            ("csv", lambda: write_csv({name: csv_table(t) for name, t in tables.items()})),
+            ("hdf5", lambda: write_hdf5({name: numpy_columns(t) for name, t in tables.items()})),
+        ]
+    for name, make in writers:
+        write = make()  # preparing the columns is not timed
+        result[name], result[name + "_cpu"] = best_of(args.runs, out_root,
+                                                      name.replace("_", "-"), write)
     shutil.rmtree(out_root, ignore_errors=True)
     print(json.dumps(result))
 

@@ -140,7 +140,9 @@ def convert(
         ``exclude_streams``, ``signals``, ``exclude_signals`` (a text or a list), ``start``,
         ``end`` (seconds, or text such as ``"+12.5s"``), ``carry_last``, ``merge``,
         ``max_rows``, ``upcast_f64``, ``time_column`` (``utc``/``tai``/``gps``),
-        ``string_width``, ``delimiter``, ``units_row``, ``jobs``, ``resync``, and ``opt``
+        ``string_width``, ``delimiter``, ``units_row``, ``jobs``, ``resync``,
+        ``row_group_rows`` and ``row_group_bytes`` (Parquet row groups: 1 Mi rows and 64 MiB
+        by default, as pyarrow), and ``opt``
         (format options as ``--opt`` takes them: ``{"carla.build": "0.9.10"}``).
 
     With ``partition=True`` (``--partition``) every recording is added to the Hive-partitioned
@@ -229,6 +231,8 @@ _CONVERT_OPTIONS = frozenset(
         "jobs",
         "resync",
         "opt",
+        "row_group_rows",
+        "row_group_bytes",
     )
 )
 _LIST_OPTIONS = ("streams", "exclude_streams", "signals", "exclude_signals")

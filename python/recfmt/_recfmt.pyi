@@ -164,6 +164,8 @@ def convert(
     time_column: Optional[str] = None,
     string_width: Optional[int] = None,
     batch_rows: int = 65536,
+    row_group_rows: int = 1048576,
+    row_group_bytes: int = 67108864,
     compression: str = "zstd",
     delimiter: str = ",",
     units_row: bool = False,

@@ -252,7 +252,7 @@ fn remove_empty_dirs(dir: &Path) {
 /// stopped it (the other inputs are still converted, as on the command line). Ctrl-C stops
 /// it after the batch being written, with nothing committed that was not already.
 #[pyfunction]
-#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, compression="zstd", delimiter=",", units_row=false, jobs=None, force=false))]
+#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, row_group_rows=1_048_576, row_group_bytes=67_108_864, compression="zstd", delimiter=",", units_row=false, jobs=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn convert<'py>(
     py: Python<'py>,
@@ -280,14 +280,22 @@ pub(crate) fn convert<'py>(
     time_column: Option<&str>,
     string_width: Option<u32>,
     batch_rows: usize,
+    row_group_rows: usize,
+    row_group_bytes: usize,
     compression: &str,
     delimiter: &str,
     units_row: bool,
     jobs: Option<usize>,
     force: bool,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if batch_rows == 0 {
-        return Err(invalid("batch_rows must be at least 1"));
+    for (name, value) in [
+        ("batch_rows", batch_rows),
+        ("row_group_rows", row_group_rows),
+        ("row_group_bytes", row_group_bytes),
+    ] {
+        if value == 0 {
+            return Err(invalid(format!("{name} must be at least 1")));
+        }
     }
     let options = recfmt::convert::ConvertOptions {
         open: recfmt::OpenOptions {
@@ -302,6 +310,8 @@ pub(crate) fn convert<'py>(
             .parse()
             .map_err(|e: recfmt_export::Error| invalid(format!("compression: {e}")))?,
         batch_rows,
+        row_group_rows,
+        row_group_bytes,
         delimiter: delimiter.to_owned(),
         units_row,
         streams,

@@ -103,9 +103,10 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     };
 
     let load_before = load_average();
-    let parquet = best_of("recfmt --to parquet", &out, "parquet", true, |dir| {
-        vec![convert(&[&session], "parquet", dir, None)]
-    })?;
+    let (parquet, parquet_cpu) =
+        best_of_cpu("recfmt --to parquet", &out, "parquet", true, |dir| {
+            vec![convert(&[&session], "parquet", dir, None)]
+        })?;
     let csv = best_of("recfmt --to csv", &out, "csv", false, |dir| {
         vec![convert(&[&session], "csv", dir, None)]
     })?;
@@ -141,23 +142,12 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     })?;
 
     // The Python writers on the tables recfmt wrote (kept from the last Parquet run).
-    let tables = out.join("parquet-kept");
-    eprintln!("$ python xtask/compare.py (loads {})", tables.display());
-    let output = Command::new(&python)
-        .arg(root.join("xtask/compare.py"))
-        .arg("--tables")
-        .arg(&tables)
-        .arg("--out")
-        .arg(out.join("python"))
-        .args(["--runs", &RUNS.to_string()])
-        .stderr(Stdio::inherit())
-        .output()
-        .context("starting xtask/compare.py")?;
-    if !output.status.success() {
-        bail!("xtask/compare.py failed with {}", output.status);
-    }
-    let py: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&output.stdout)
-        .context("xtask/compare.py did not print one JSON object")?;
+    let py = python_writers(
+        &python,
+        &out.join("parquet-kept"),
+        &out.join("python"),
+        false,
+    )?;
     let field = |key: &str| match py.get(key) {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
@@ -174,6 +164,55 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     } else {
         (nodict, "dictionary off")
     };
+    let py_parquet_cpu = secs(if dict <= nodict {
+        "parquet_dict_cpu"
+    } else {
+        "parquet_nodict_cpu"
+    })?;
+
+    // Issue 24: the same Parquet comparison on white-noise and random-walk sessions.
+    let mut signal_lines = Vec::new();
+    for (kind, name) in [
+        (recfmt_tlv::generate::SignalKind::WhiteNoise, "white noise"),
+        (recfmt_tlv::generate::SignalKind::RandomWalk, "random walk"),
+    ] {
+        let steps = mb * 12_500;
+        let label = name.replace(' ', "-");
+        let dir = data.join(format!("signals-{label}-{steps}"));
+        if !dir.join("meta.json").is_file() {
+            eprintln!("generating {} ...", dir.display());
+            let _ = std::fs::remove_dir_all(&dir);
+            recfmt_tlv::generate::write_signal_session(&dir, steps, kind)?;
+        }
+        let layout = dir.join("layouts.toml");
+        let (wall, cpu) = best_of_cpu(
+            &format!("recfmt --to parquet ({name})"),
+            &out,
+            &label,
+            true,
+            |target| {
+                let mut cmd = Command::new(&recfmt);
+                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+                cmd.args(["--to", "parquet", "-o"]).arg(target);
+                vec![cmd]
+            },
+        )?;
+        let kept = out.join(format!("{label}-kept"));
+        let py = python_writers(&python, &kept, &out.join("python"), true)?;
+        std::fs::remove_dir_all(&kept)?;
+        let get = |key: &str| py.get(key).and_then(serde_json::Value::as_f64);
+        let (Some(d), Some(n), Some(dc), Some(nc)) = (
+            get("parquet_dict"),
+            get("parquet_nodict"),
+            get("parquet_dict_cpu"),
+            get("parquet_nodict_cpu"),
+        ) else {
+            bail!("compare.py printed no Parquet timings for the {name} session");
+        };
+        let (py_wall, py_cpu) = if d <= n { (d, dc) } else { (n, nc) };
+        let bytes = std::fs::metadata(dir.join("timeseries.bin"))?.len();
+        signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu));
+    }
     let lines = [
         Line {
             what: "`convert --to parquet` (zstd)".into(),
@@ -295,6 +334,32 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             }
         );
     }
+    println!(
+        "\nParquet (zstd), wall and CPU (user + sys) against pyarrow.parquet writing the decoded \
+         columns (best of dictionary on/off), best of {RUNS}; goals of issue 24: wall ratio \
+         >= 1.25x, CPU ratio <= 1.5x\n"
+    );
+    println!(
+        "| session | recfmt wall s | recfmt CPU s | pyarrow wall s | pyarrow CPU s | wall ratio pyarrow/recfmt | CPU ratio recfmt/pyarrow |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let rows = std::iter::once((
+        "`bench compare` session",
+        input_bytes,
+        parquet,
+        parquet_cpu,
+        py_parquet,
+        py_parquet_cpu,
+    ))
+    .chain(signal_lines.iter().copied());
+    for (name, bytes, wall, cpu, py_wall, py_cpu) in rows {
+        println!(
+            "| {name} ({:.0} MB) | {wall:.3} | {cpu:.3} | {py_wall:.3} | {py_cpu:.3} | {:.2}x | {:.2}x |",
+            bytes as f64 / 1e6,
+            py_wall / wall,
+            cpu / py_cpu,
+        );
+    }
     if let Some(baseline) = &baseline_bin {
         println!(
             "\nBefore ({}) and after (this tree), timed in turns, best of {RUNS}; ratio = \
@@ -332,6 +397,43 @@ fn link_twin(session: &Path, twin: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Runs `xtask/compare.py` on the Parquet tables in `tables` (scratch space under `scratch`) and
+/// returns the JSON object it prints.
+fn python_writers(
+    python: &Path,
+    tables: &Path,
+    scratch: &Path,
+    parquet_only: bool,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    eprintln!("$ python xtask/compare.py (loads {})", tables.display());
+    let mut cmd = Command::new(python);
+    cmd.arg(project_root().join("xtask/compare.py"))
+        .arg("--tables")
+        .arg(tables)
+        .arg("--out")
+        .arg(scratch)
+        .args(["--runs", &RUNS.to_string()]);
+    if parquet_only {
+        cmd.arg("--parquet-only");
+    }
+    let output = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .context("starting xtask/compare.py")?;
+    if !output.status.success() {
+        bail!("xtask/compare.py failed with {}", output.status);
+    }
+    serde_json::from_slice(&output.stdout).context("xtask/compare.py did not print one JSON object")
+}
+
+/// CPU seconds (user + sys) of every child process waited for so far.
+fn children_cpu() -> Result<f64> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN)?;
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Ok(secs(usage.user_time()) + secs(usage.system_time()))
+}
+
 /// Best wall time of [`RUNS`] runs of the commands `make(dir)` returns, run one after the other
 /// with `dir` a fresh, empty folder under `out` that is deleted after the run. With `keep`, the
 /// last run's folder is kept as `out/<label>-kept`.
@@ -342,17 +444,32 @@ pub(crate) fn best_of(
     keep: bool,
     make: impl Fn(&Path) -> Vec<Command>,
 ) -> Result<f64> {
+    best_of_cpu(name, out, label, keep, make).map(|(wall, _)| wall)
+}
+
+/// [`best_of`], and the least CPU time (user + sys of the commands and their threads) of the
+/// runs.
+pub(crate) fn best_of_cpu(
+    name: &str,
+    out: &Path,
+    label: &str,
+    keep: bool,
+    make: impl Fn(&Path) -> Vec<Command>,
+) -> Result<(f64, f64)> {
     let mut times = Vec::new();
+    let mut cpus = Vec::new();
     for i in 0..RUNS {
         let dir = out.join(format!("{label}-{i}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
         let mut commands = make(&dir);
+        let cpu = children_cpu()?;
         let started = Instant::now();
         for cmd in &mut commands {
             quiet(cmd)?;
         }
         times.push(started.elapsed().as_secs_f64());
+        cpus.push(children_cpu()? - cpu);
         if keep && i + 1 == RUNS {
             std::fs::rename(&dir, out.join(format!("{label}-kept")))?;
         } else {
@@ -360,8 +477,10 @@ pub(crate) fn best_of(
         }
     }
     let shown: Vec<String> = times.iter().map(|t| format!("{t:.2} s")).collect();
-    eprintln!("{name}: {}", shown.join(", "));
-    Ok(times.into_iter().fold(f64::INFINITY, f64::min))
+    let shown_cpu: Vec<String> = cpus.iter().map(|t| format!("{t:.2} s")).collect();
+    eprintln!("{name}: {}; CPU {}", shown.join(", "), shown_cpu.join(", "));
+    let least = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
+    Ok((least(times), least(cpus)))
 }
 
 /// Best times of two commands timed in turns (a, b, a, b, ...), [`RUNS`] each: a before/after

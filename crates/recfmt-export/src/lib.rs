@@ -90,6 +90,8 @@ mod mapping;
 #[cfg(feature = "mcap")]
 pub mod mcap;
 mod names;
+#[cfg(feature = "parquet")]
+mod parquet_footer;
 mod partition;
 mod pending;
 mod sink;
@@ -202,10 +204,16 @@ impl FromStr for ParquetCompression {
 pub struct ExportOptions {
     /// Table file format.
     pub format: TableFormat,
-    /// Rows per record batch: each stream buffers at most this many rows before writing them
-    /// (also the largest Parquet row group); a batch of large rows is handed on earlier, once
-    /// it reaches about `BatchSet::MAX_BATCH_BYTES` of values. Must be at least 1.
+    /// Rows per record batch: each stream buffers at most this many rows before handing them
+    /// to its table; a batch of large rows is handed on earlier, once it reaches about
+    /// `BatchSet::MAX_BATCH_BYTES` of values. Must be at least 1.
     pub batch_rows: usize,
+    /// Parquet: rows per row group, at most (pyarrow's 1 Mi by default). Must be at least 1.
+    pub row_group_rows: usize,
+    /// Parquet: a row group is also closed once its encoded pages reach about this many bytes
+    /// (64 MiB by default). The row groups being built by all tables of one export share
+    /// [`ExportOptions::ROW_GROUP_BUDGET`]: past it, the largest is closed early.
+    pub row_group_bytes: usize,
     /// Parquet compression (ignored for CSV).
     pub compression: ParquetCompression,
     /// CSV dialect (ignored for other formats).
@@ -224,12 +232,23 @@ pub struct ExportOptions {
 impl ExportOptions {
     /// Default rows per batch.
     pub const DEFAULT_BATCH_ROWS: usize = 65_536;
+    /// Default rows per Parquet row group: 1 Mi, as pyarrow writes them.
+    pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
+    /// Default bytes per Parquet row group: 64 MiB of encoded pages.
+    pub const DEFAULT_ROW_GROUP_BYTES: usize = 64 << 20;
+    /// The encoded pages all Parquet tables of one export hold in row groups not yet written,
+    /// at most: with several streams each building a large row group, the largest is written
+    /// early once the sum passes this, so peak memory does not grow with the streams.
+    pub const ROW_GROUP_BUDGET: usize = 96 << 20;
 
-    /// Options for `format` with 65 536 rows per batch, zstd and no extra metadata.
+    /// Options for `format` with 65 536 rows per batch, Parquet row groups of 1 Mi rows or
+    /// 64 MiB, zstd and no extra metadata.
     pub fn new(format: TableFormat) -> Self {
         ExportOptions {
             format,
             batch_rows: Self::DEFAULT_BATCH_ROWS,
+            row_group_rows: Self::DEFAULT_ROW_GROUP_ROWS,
+            row_group_bytes: Self::DEFAULT_ROW_GROUP_BYTES,
             compression: ParquetCompression::default(),
             csv: CsvOptions::default(),
             metadata: Metadata::new(),
@@ -363,10 +382,7 @@ pub fn export_tables(
     options: &ExportOptions,
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<ExportReport, Error> {
-    if options.batch_rows == 0 {
-        return Err(Error::Invalid("batch_rows must be at least 1".into()));
-    }
-    sink::check_format(options.format)?;
+    check_options(options)?;
     // Folders this run makes go again (only when empty) if it fails or is interrupted.
     let created = CreatedDirs::create(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let lock = DirLock::acquire(out_dir).map_err(|e| Error::io(out_dir, e))?;
@@ -376,6 +392,20 @@ pub fn export_tables(
         created.keep();
     }
     report
+}
+
+/// Refuses sizes of zero and table formats this build left out.
+pub(crate) fn check_options(options: &ExportOptions) -> Result<(), Error> {
+    for (name, value) in [
+        ("batch_rows", options.batch_rows),
+        ("row_group_rows", options.row_group_rows),
+        ("row_group_bytes", options.row_group_bytes),
+    ] {
+        if value == 0 {
+            return Err(Error::Invalid(format!("{name} must be at least 1")));
+        }
+    }
+    sink::check_format(options.format)
 }
 
 /// [`export_tables`] once `out_dir` exists and is locked for this run.

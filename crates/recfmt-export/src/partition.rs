@@ -161,10 +161,7 @@ pub fn export_partitioned(
             options.format.extension()
         )));
     }
-    if options.batch_rows == 0 {
-        return Err(Error::Invalid("batch_rows must be at least 1".into()));
-    }
-    crate::sink::check_format(options.format)?;
+    crate::check_options(options)?;
     let header = reader.header().clone();
     let schema = reader.schema().clone();
     let dirs = check_partitioned(&schema, root, source, options)?;

@@ -10,6 +10,15 @@ use crate::{Error, ExportOptions, TableFormat};
 
 #[cfg(feature = "parquet")]
 use crate::ParquetCompression;
+#[cfg(feature = "parquet")]
+use crate::parquet_footer::{FooterTail, retype_float_orders};
+
+/// A Parquet table: the writer, and its schema for the footer's column orders.
+#[cfg(feature = "parquet")]
+pub(crate) struct ParquetTable {
+    writer: parquet::arrow::ArrowWriter<FooterTail<AtomicFile>>,
+    schema: parquet::schema::types::SchemaDescriptor,
+}
 
 /// One table being written.
 #[cfg_attr(
@@ -28,7 +37,7 @@ pub(crate) struct Sink {
 
 enum Inner {
     #[cfg(feature = "parquet")]
-    Parquet(Box<parquet::arrow::ArrowWriter<AtomicFile>>),
+    Parquet(Box<ParquetTable>),
     #[cfg(feature = "csv")]
     Csv(Box<crate::csv::CsvSink<AtomicFile>>),
     #[cfg(feature = "ipc")]
@@ -80,9 +89,9 @@ impl Sink {
         let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
-            TableFormat::Parquet => Inner::Parquet(Box::new(parquet_writer(
-                path, file, schema, options, first,
-            )?)),
+            TableFormat::Parquet => {
+                Inner::Parquet(Box::new(parquet_table(path, file, schema, options, first)?))
+            }
             #[cfg(feature = "csv")]
             TableFormat::Csv => Inner::Csv(Box::new(
                 crate::csv::CsvSink::new(file, schema, &options.csv)
@@ -108,7 +117,7 @@ impl Sink {
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
         match &mut self.inner {
             #[cfg(feature = "parquet")]
-            Inner::Parquet(w) => w.write(batch).map_err(|e| Error::Parquet {
+            Inner::Parquet(t) => t.writer.write(batch).map_err(|e| Error::Parquet {
                 path: self.path.clone(),
                 source: e,
             }),
@@ -126,6 +135,29 @@ impl Sink {
             )),
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
+        }
+    }
+
+    /// Bytes held by a Parquet row group not yet written (0 for other formats).
+    pub(crate) fn pending_bytes(&self) -> usize {
+        match &self.inner {
+            #[cfg(feature = "parquet")]
+            Inner::Parquet(t) => t.writer.in_progress_size(),
+            #[allow(unreachable_patterns)]
+            _ => 0,
+        }
+    }
+
+    /// Writes the Parquet row group being built now, however small (nothing for other formats).
+    pub(crate) fn close_row_group(&mut self) -> Result<(), Error> {
+        match &mut self.inner {
+            #[cfg(feature = "parquet")]
+            Inner::Parquet(t) => t.writer.flush().map_err(|e| Error::Parquet {
+                path: self.path.clone(),
+                source: e,
+            }),
+            #[allow(unreachable_patterns)]
+            _ => Ok(()),
         }
     }
 
@@ -161,10 +193,15 @@ impl Sink {
     pub(crate) fn finish(self) -> Result<AtomicFile, Error> {
         match self.inner {
             #[cfg(feature = "parquet")]
-            Inner::Parquet(w) => w.into_inner().map_err(|e| Error::Parquet {
-                path: self.path.clone(),
-                source: e,
-            }),
+            Inner::Parquet(t) => {
+                let ParquetTable { writer, schema } = *t;
+                let mut file = writer.into_inner().map_err(|e| Error::Parquet {
+                    path: self.path.clone(),
+                    source: e,
+                })?;
+                retype_float_orders(&mut file, &schema).map_err(|e| Error::io(&self.path, e))?;
+                Ok(file.into_inner())
+            }
             #[cfg(feature = "csv")]
             Inner::Csv(w) => Ok((*w).into_inner()),
             #[cfg(feature = "ipc")]
@@ -232,13 +269,13 @@ fn integers_rarely_repeat(column: &arrow_array::ArrayRef) -> bool {
 const ZSTD_LEVEL: i32 = 1;
 
 #[cfg(feature = "parquet")]
-fn parquet_writer(
+fn parquet_table(
     path: &Path,
     file: AtomicFile,
     schema: &SchemaRef,
     options: &ExportOptions,
     first: Option<&RecordBatch>,
-) -> Result<parquet::arrow::ArrowWriter<AtomicFile>, Error> {
+) -> Result<ParquetTable, Error> {
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::file::metadata::KeyValue;
     use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -269,11 +306,10 @@ fn parquet_writer(
     let mut props = WriterProperties::builder()
         .set_compression(compression)
         .set_statistics_enabled(EnabledStatistics::Chunk)
-        .set_max_row_group_row_count(Some(options.batch_rows.max(1)))
-        // Rows of large arrays: a row group is also closed once parquet-rs estimates its
-        // encoded size at a batch's bound, so the writer holds about a batch's worth of
-        // encoded pages at most.
-        .set_max_row_group_bytes(Some(recfmt_core::BatchSet::MAX_BATCH_BYTES))
+        // Row groups as pyarrow writes them (1 Mi rows), closed earlier once parquet-rs
+        // estimates their encoded pages at the byte bound (rows of large arrays).
+        .set_max_row_group_row_count(Some(options.row_group_rows.max(1)))
+        .set_max_row_group_bytes(Some(options.row_group_bytes.max(1)))
         .set_key_value_metadata(Some(key_values));
     // Measured signals rarely repeat a float exactly, so a dictionary only costs time and
     // space there (each row group starts a new one); integers, booleans and text keep it.
@@ -306,7 +342,13 @@ fn parquet_writer(
         }
     }
     let props = props.build();
-    parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(parquet_error)
+    let file = FooterTail::new(file, &parquet_schema);
+    let writer = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props))
+        .map_err(parquet_error)?;
+    Ok(ParquetTable {
+        writer,
+        schema: parquet_schema,
+    })
 }
 
 #[cfg(all(test, feature = "parquet"))]

@@ -57,6 +57,9 @@ struct Shared {
     in_flight: Vec<AtomicUsize>,
     /// Batches queued at each worker.
     queued: Vec<AtomicUsize>,
+    /// Bytes each stream's Parquet row group in progress holds ([`ExportOptions::ROW_GROUP_BUDGET`]
+    /// bounds their sum).
+    pending: Vec<AtomicUsize>,
     options: ExportOptions,
 }
 
@@ -81,6 +84,7 @@ impl Writers {
             tables: (0..streams).map(|_| Mutex::new(None)).collect(),
             in_flight: (0..streams).map(|_| AtomicUsize::new(0)).collect(),
             queued: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            pending: (0..streams).map(|_| AtomicUsize::new(0)).collect(),
             plans,
             options: options.clone(),
         });
@@ -249,7 +253,41 @@ fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
         }
         (None, None) => {}
     }
-    Ok(())
+    shared.pending[index].store(table.sink.pending_bytes(), Ordering::Release);
+    keep_row_groups_in_budget(shared, index, &mut table.sink)
+}
+
+/// While the row groups in progress of all tables hold more than
+/// [`ExportOptions::ROW_GROUP_BUDGET`], writes the largest one now. `own` is the table this
+/// worker holds (stream `index`); another table is only taken when no worker is writing it, so
+/// workers never wait for each other here.
+fn keep_row_groups_in_budget(shared: &Shared, index: usize, own: &mut Sink) -> Result<(), Error> {
+    loop {
+        let sizes = shared.pending.iter().map(|p| p.load(Ordering::Acquire));
+        if sizes.clone().sum::<usize>() <= ExportOptions::ROW_GROUP_BUDGET {
+            return Ok(());
+        }
+        let Some((largest, _)) = sizes.enumerate().max_by_key(|&(_, size)| size) else {
+            return Ok(());
+        };
+        if largest == index {
+            own.close_row_group()?;
+            shared.pending[index].store(own.pending_bytes(), Ordering::Release);
+            continue;
+        }
+        let Ok(mut guard) = shared.tables[largest].try_lock() else {
+            // Being written by another worker, which checks the budget when it is done.
+            return Ok(());
+        };
+        let written = match guard.as_mut() {
+            Some(other) => {
+                other.sink.close_row_group()?;
+                other.sink.pending_bytes()
+            }
+            None => 0,
+        };
+        shared.pending[largest].store(written, Ordering::Release);
+    }
 }
 
 /// `batch` as a record batch of `schema`, whose last field is a text column holding `value`

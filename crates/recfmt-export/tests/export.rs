@@ -537,6 +537,7 @@ fn batch_boundaries_keep_all_rows() {
         let dir = tempfile::tempdir().unwrap();
         let mut o = options(format);
         o.batch_rows = 2;
+        o.row_group_rows = 2;
         let report = export_tables(&mut five_rows(), dir.path(), &o, &mut |_, _| {}).unwrap();
         assert_eq!(report.outputs[0].rows, 5);
         let path = &report.outputs[0].path;
@@ -762,5 +763,50 @@ fn csv_tables_from_many_small_batches_equal_one_batch() {
             small.1 == whole.1,
             "vehicle_1.csv differs (attempt {attempt})"
         );
+    }
+}
+
+/// Row groups are sized on their own, not at batches, and the footer declares float columns in
+/// the order pyarrow writes (`TYPE_ORDER`), so engines that predate IEEE 754 total order use
+/// their min/max.
+#[test]
+fn parquet_row_groups_span_batches_and_float_orders_are_type_defined() {
+    use parquet::basic::{ColumnOrder, Type as Physical};
+    use parquet::file::reader::FileReader;
+    use parquet::file::statistics::Statistics;
+
+    for (row_group_rows, groups) in [(ExportOptions::DEFAULT_ROW_GROUP_ROWS, 1), (3, 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = options(TableFormat::Parquet);
+        o.batch_rows = 2;
+        o.row_group_rows = row_group_rows;
+        let report = export_tables(&mut five_rows(), dir.path(), &o, &mut |_, _| {}).unwrap();
+        let file = parquet::file::serialized_reader::SerializedFileReader::new(
+            File::open(&report.outputs[0].path).unwrap(),
+        )
+        .unwrap();
+        let metadata = file.metadata();
+        assert_eq!(metadata.num_row_groups(), groups);
+        let orders = metadata.file_metadata().column_orders().unwrap();
+        let mut floats = 0;
+        for (i, column) in metadata.row_group(0).columns().iter().enumerate() {
+            assert!(
+                matches!(orders[i], ColumnOrder::TYPE_DEFINED_ORDER(_)),
+                "{:?}",
+                orders[i]
+            );
+            let bounds = match column.statistics() {
+                Some(Statistics::Double(s)) => s.min_opt().is_some() && s.max_opt().is_some(),
+                Some(Statistics::Float(s)) => s.min_opt().is_some() && s.max_opt().is_some(),
+                _ => continue,
+            };
+            assert!(matches!(
+                column.column_type(),
+                Physical::FLOAT | Physical::DOUBLE
+            ));
+            assert!(bounds, "{}", column.column_path());
+            floats += 1;
+        }
+        assert_eq!(floats, 2, "x and pos");
     }
 }

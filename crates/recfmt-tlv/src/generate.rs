@@ -15,6 +15,9 @@ use crate::io::Writer;
 use crate::layout::{RecordLayout, builtin_layouts};
 use crate::record::Record;
 
+mod signals;
+pub use signals::{SIGNAL_DT_US, SignalKind, write_signal_session};
+
 /// Session start used by the generated fixtures (µs on the monotonic clock).
 pub const T0_US: u64 = 1_000_000;
 /// Step between samples of the fastest stream (100 Hz).

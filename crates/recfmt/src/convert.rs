@@ -36,9 +36,14 @@ pub struct ConvertOptions {
     pub target: String,
     /// Parquet compression.
     pub compression: ParquetCompression,
-    /// Rows per record batch (and Parquet row group), at most; see
-    /// [`recfmt_export::ExportOptions::batch_rows`].
+    /// Rows per record batch, at most; see [`recfmt_export::ExportOptions::batch_rows`].
     pub batch_rows: usize,
+    /// Parquet: rows per row group, at most (default 1 Mi, as pyarrow); see
+    /// [`recfmt_export::ExportOptions::row_group_rows`].
+    pub row_group_rows: usize,
+    /// Parquet: bytes of encoded pages per row group, at most (default 64 MiB); see
+    /// [`recfmt_export::ExportOptions::row_group_bytes`].
+    pub row_group_bytes: usize,
     /// CSV field delimiter: one ASCII character, or `tab`.
     pub delimiter: String,
     /// CSV: a second header row with units.
@@ -88,6 +93,8 @@ impl Default for ConvertOptions {
             target: "parquet".into(),
             compression: ParquetCompression::Zstd,
             batch_rows: 65_536,
+            row_group_rows: ExportOptions::DEFAULT_ROW_GROUP_ROWS,
+            row_group_bytes: ExportOptions::DEFAULT_ROW_GROUP_BYTES,
             delimiter: ",".into(),
             units_row: false,
             streams: Vec::new(),
@@ -769,6 +776,8 @@ fn to_tables(
     };
     let mut export = ExportOptions::new(format);
     export.batch_rows = options.batch_rows;
+    export.row_group_rows = options.row_group_rows;
+    export.row_group_bytes = options.row_group_bytes;
     export.compression = options.compression;
     export.csv = CsvOptions {
         delimiter: delimiter(&options.delimiter)?,

@@ -140,10 +140,18 @@ pub struct ConvertArgs {
     /// Parquet compression.
     #[arg(long, value_enum, default_value_t = Compression::Zstd)]
     pub compression: Compression,
-    /// Rows per record batch (and Parquet row group); a batch of large rows (particle
-    /// arrays) is written earlier, at 8 MiB of values, so memory stays bounded.
-    #[arg(long, alias = "row-group-rows", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Rows per record batch; a batch of large rows (particle arrays) is handed on earlier,
+    /// at 8 MiB of values, so memory stays bounded.
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch_rows: u64,
+    /// Parquet: rows per row group, at most (pyarrow's default).
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub row_group_rows: u64,
+    /// Parquet: a row group is also closed at this many bytes of encoded pages (64 MiB);
+    /// the row groups all streams are building share a bound of 96 MiB, past which the
+    /// largest is written early.
+    #[arg(long, default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub row_group_bytes: u64,
     /// CSV field delimiter (one character; `tab` for a tab).
     #[arg(long, default_value = ",", value_name = "CHAR")]
     pub delimiter: String,
