@@ -21,7 +21,7 @@ use std::thread::JoinHandle;
 
 use recfmt_core::{BatchSet, ColumnBuf, ColumnData, RowWriter, Schema, StreamBatch};
 
-use crate::decode::RowDecoder;
+use crate::decode::{Gathered, RowDecoder};
 use crate::error::{Error, Result};
 use crate::record::{RECORD_HEADER_LEN, RecordHeader, RecordRef};
 
@@ -187,23 +187,38 @@ fn corrupt_block() -> Error {
 }
 
 /// Decodes `block` into columns of `sel` (reusing `spare`, empty batches of the same
-/// selection, when given): each record through the reader's own row decoding, written to
-/// batches of the block's own.
+/// selection, when they have room for the block): the records of each stream gathered and
+/// written as runs, column by column, through the reader's own decoding, into batches of the
+/// block's own; `gathered` is the thread's buffer for that.
 fn decode(
     shared: &Shared,
     block: &mut Block,
     sel: &Arc<Selection>,
     spare: Option<BatchSet>,
+    gathered: &mut Gathered,
 ) -> Result<()> {
     let rows = block.counts.iter().copied().max().unwrap_or(0);
-    let mut set = spare.unwrap_or_else(|| sel.batch_set(&shared.schema, rows));
+    let mut set = spare
+        .filter(|set| set.capacity() >= rows)
+        // A little more than this block's rows, so that the next blocks can use it again.
+        .unwrap_or_else(|| sel.batch_set(&shared.schema, rows + rows / 8));
     let mut row = RowWriter::batches(&mut set);
-    for &(start, stream) in &block.recs {
-        let record = block.record_at(start).ok_or_else(corrupt_block)?;
-        shared
-            .decoder
-            .write_row(stream as usize, &record, &mut row)?;
+    if let Some(dst) = row.batch_set() {
+        gathered.prepare(dst);
     }
+    let unknown = shared.decoder.unknown_stream();
+    for &(start, stream) in &block.recs {
+        let stream = stream as usize;
+        let record = block.record_at(start).ok_or_else(corrupt_block)?;
+        if stream == unknown {
+            shared.decoder.write_row(stream, &record, &mut row)?;
+        } else {
+            let size = shared.decoder.payload_size(stream);
+            let payload = record.payload.get(..size).ok_or_else(corrupt_block)?;
+            gathered.push(stream, record.t_us, payload);
+        }
+    }
+    gathered.flush(&shared.decoder, &mut row)?;
     drop(row);
     block.decoded = Some((Arc::clone(sel), set));
     Ok(())
@@ -264,8 +279,11 @@ struct Job {
 
 /// The thread body: decodes blocks until the queue closes or the reader is gone.
 fn work(shared: &Shared, jobs: &Receiver<Job>, done: &SyncSender<Result<Block>>) {
+    let mut gathered = Gathered::default();
     while let Ok(mut job) = jobs.recv() {
-        let result = decode(shared, &mut job.block, &job.sel, job.spare.take()).map(|()| job.block);
+        let spare = job.spare.take();
+        let result =
+            decode(shared, &mut job.block, &job.sel, spare, &mut gathered).map(|()| job.block);
         if done.send(result).is_err() {
             break;
         }
@@ -489,7 +507,7 @@ impl Pipeline {
         {
             // Decoded for another selection (the caller changed its batch set): again, here,
             // for this one.
-            decode(&shared, block, sel, None)?;
+            decode(&shared, block, sel, None, &mut Gathered::default())?;
         }
         consume(block, dst).map(Some)
     }

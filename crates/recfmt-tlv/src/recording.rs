@@ -10,7 +10,7 @@ use recfmt_core::{
     Schema, SignalDesc, StreamDesc, TimeBase, TimeReference, TimeSystem,
 };
 
-use crate::decode::RowDecoder;
+use crate::decode::{Gathered, RowDecoder};
 use crate::error::{Error, Result};
 use crate::events::EventLog;
 use crate::io::Reader;
@@ -90,6 +90,23 @@ pub struct UsvlogRecording<R> {
     /// The address of the last batch set found to want times alone (which one thread reads
     /// faster), so the check is not repeated for every row.
     times_only_set: Option<usize>,
+    /// Records framed on the caller's thread for the batch view, per stream, written as
+    /// runs (kept between calls for its buffers; empty between calls).
+    gathered: Gathered,
+}
+
+/// Records framed on the caller's thread before the gathered runs are written: enough that
+/// the per-run costs vanish, few enough that the chunk stays in the cache.
+const GATHER_RECORDS: usize = 2048;
+
+/// How a gathered chunk of records ended.
+enum Chunk {
+    /// After [`GATHER_RECORDS`] records: more may follow.
+    More,
+    /// At the row that fills its stream's batch.
+    Full,
+    /// At the end of the records.
+    End,
 }
 
 /// Environment variable that sets the number of USVLOG decoding threads of the batch path
@@ -283,6 +300,7 @@ impl<R: Read> UsvlogRecording<R> {
             resync: options.resync,
             pipeline: None,
             times_only_set: None,
+            gathered: Gathered::default(),
         })
     }
 
@@ -465,7 +483,70 @@ impl<R: Read> UsvlogRecording<R> {
                 return Ok(false);
             }
         }
+        if row.batch_set().is_some() {
+            return self.gather_record_rows(row);
+        }
         self.next_record_row(row)
+    }
+
+    /// The batch path on the caller's thread: frames chunks of records, gathering each
+    /// stream's records, and writes them as runs, column by column, until a wanted stream's
+    /// batch is full (true) or the records end (false). Same rows, checks and integrity notes
+    /// as record by record; the rows framed before an error are written before it is raised.
+    fn gather_record_rows(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
+        let mut gathered = std::mem::take(&mut self.gathered);
+        let result = loop {
+            let Some(dst) = row.batch_set() else {
+                break Ok(false);
+            };
+            gathered.prepare(dst);
+            let framed = self.gather_chunk(&mut gathered, row);
+            let written = gathered.flush(&self.decoder, row).map_err(Error::from);
+            match framed.and_then(|chunk| written.map(|()| chunk)) {
+                Ok(Chunk::End) => break Ok(false),
+                Ok(Chunk::Full) => break Ok(true),
+                Ok(Chunk::More) if !row.has_room() => break Ok(true),
+                Ok(Chunk::More) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.gathered = gathered;
+        result
+    }
+
+    /// Frames up to [`GATHER_RECORDS`] records into `gathered` (a record of no layout is
+    /// written to `row` at once), with every check and integrity note of
+    /// [`Self::next_record_row`].
+    fn gather_chunk(&mut self, gathered: &mut Gathered, row: &mut RowWriter<'_>) -> Result<Chunk> {
+        for _ in 0..GATHER_RECORDS {
+            let Some(record) = self.reader.read_record_ref()? else {
+                return Ok(Chunk::End);
+            };
+            let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
+            if stream == u32::MAX as usize {
+                *self.unknown_counts.entry(record.type_id).or_default() += 1;
+                let unknown = self.decoder.unknown_stream();
+                self.decoder.write_row(unknown, &record, row)?;
+                if !row.has_room() {
+                    return Ok(Chunk::Full);
+                }
+                continue;
+            }
+            self.records_seen[stream] += 1;
+            let (expected, found) = (self.decoder.payload_size(stream), record.payload.len());
+            let full = match record.payload.get(..expected) {
+                Some(payload) => gathered.push(stream, record.t_us, payload),
+                None => false,
+            };
+            if found != expected {
+                let (offset, type_id) = (record.offset, record.type_id);
+                self.payload_length_mismatch(offset, type_id, stream, expected, found)?;
+            }
+            if full {
+                return Ok(Chunk::Full);
+            }
+        }
+        Ok(Chunk::More)
     }
 
     /// The low-level reader underneath.
@@ -473,10 +554,10 @@ impl<R: Read> UsvlogRecording<R> {
         &self.reader
     }
 
-    /// Reads records until one yields a row (written to `row` when its stream is wanted):
-    /// true, or false at the end of the records. On the batch path it goes on with the next
-    /// records while the batches have room ([`RowWriter::has_room`]), so a run of records is
-    /// decoded in one call.
+    /// The row view: reads records until one yields a row (written to `row`): true, or false
+    /// at the end of the records. (Were it given batches, it would go on while they have
+    /// room, [`RowWriter::has_room`]; the batch path gathers runs instead,
+    /// [`Self::gather_record_rows`].)
     #[inline]
     fn next_record_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
         loop {

@@ -1,7 +1,7 @@
 //! Record layouts: each record type is declared once, as a table of fields (the built-in
 //! table of the spec, or a user layout read from JSON or TOML), and everything else follows
 //! from that table: the stream's signals and units ([`RecordLayout::signals`]), the decoding
-//! of a payload into a row ([`CompiledLayout::write_fields`], the one decode path of both the
+//! of payloads into rows ([`CompiledLayout::write_columns`], the one decode path of both the
 //! row and the column views), and the encoding of a row into a payload
 //! ([`RecordLayout::encode`]).
 
@@ -69,53 +69,92 @@ impl CompiledLayout {
         self.fields.is_empty()
     }
 
-    /// Pushes the value fields of `payload` to `row`, one signal per value field, each in its
-    /// own type (a field a projection left out is skipped, not decoded). The one decode of a
-    /// record layout: the row view, the column view and USVLOG's decoding threads all come
-    /// here. Fails when `payload` is shorter than [`CompiledLayout::size`].
-    #[inline]
-    pub fn write_fields(&self, payload: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
-        let Some(payload) = payload.get(..self.size) else {
+    /// True when every value field is a single number or bool, so that records of this
+    /// layout can be decoded as runs, column by column ([`CompiledLayout::write_columns`]).
+    pub fn is_columnar(&self) -> bool {
+        self.fields
+            .iter()
+            .all(|&(_, dtype, count)| count == 1 && dtype.size().is_some())
+    }
+
+    /// Pushes the value fields of `rows` records to `row` (a run begun with
+    /// [`RowWriter::begin_rows`] for `rows` rows), column by column: `payloads` holds the
+    /// records' payloads back to back, each [`CompiledLayout::size`] bytes. Each field is
+    /// decoded in its own type; a field a projection left out is skipped, not decoded. The
+    /// one decode of a record layout: the row view (a run of one), the column view and
+    /// USVLOG's decoding threads all come here. A layout with arrays takes runs of one row
+    /// ([`CompiledLayout::is_columnar`]). Fails when `payloads` is shorter than `rows`
+    /// payloads.
+    pub fn write_columns(
+        &self,
+        payloads: &[u8],
+        rows: usize,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()> {
+        let needed = rows.saturating_mul(self.size);
+        let Some(payloads) = payloads.get(..needed) else {
             return Err(recfmt_core::Error::invalid(format!(
-                "a {}-byte payload for a {}-byte layout",
-                payload.len(),
+                "{} payload bytes for {rows} records of a {}-byte layout",
+                payloads.len(),
                 self.size
             )));
         };
         for &(offset, dtype, count) in &self.fields {
-            let width = dtype.size().unwrap_or(1);
-            let bytes = &payload[offset..offset + width * count];
-            if count == 1 {
-                // A scalar costs less to decode and push (a skipped column drops it) than
-                // to ask `wants_next` first.
-                push_scalar(dtype, bytes, row)?;
-            } else if row.wants_next() {
-                push_array(dtype, bytes, row)?;
-            } else {
+            if !row.wants_next() {
                 row.skip()?;
+            } else if count == 1 {
+                push_scalars(dtype, payloads, self.size, offset, rows, row)?;
+            } else if rows == 1 {
+                let width = dtype.size().unwrap_or(1);
+                push_array(dtype, &payloads[offset..offset + width * count], row)?;
+            } else {
+                return Err(recfmt_core::Error::invalid(format!(
+                    "an array field decoded for a run of {rows} rows"
+                )));
             }
         }
         Ok(())
     }
 }
 
-/// Pushes one little-endian element of `dtype`.
+/// Pushes the field at `offset` of `rows` payloads of `stride` bytes each, as one column of
+/// a run.
 #[inline]
-fn push_scalar(dtype: DType, b: &[u8], row: &mut RowWriter<'_>) -> recfmt_core::Result<()> {
+fn push_scalars(
+    dtype: DType,
+    payloads: &[u8],
+    stride: usize,
+    offset: usize,
+    rows: usize,
+    row: &mut RowWriter<'_>,
+) -> recfmt_core::Result<()> {
+    macro_rules! column {
+        ($t:ty, $from:expr) => {{
+            const N: usize = std::mem::size_of::<$t>();
+            row.push_column((0..rows).map(|i| {
+                let at = i * stride + offset;
+                let bytes: [u8; N] = le(&payloads[at..at + N]);
+                $from(bytes)
+            }))
+        }};
+    }
     match dtype {
-        DType::Bool => row.push(b[0] != 0),
-        DType::I8 => row.push(b[0] as i8),
-        DType::I16 => row.push(i16::from_le_bytes(le(b))),
-        DType::I32 => row.push(i32::from_le_bytes(le(b))),
-        DType::I64 => row.push(i64::from_le_bytes(le(b))),
-        DType::U8 => row.push(b[0]),
-        DType::U16 => row.push(u16::from_le_bytes(le(b))),
-        DType::U32 => row.push(u32::from_le_bytes(le(b))),
-        DType::U64 => row.push(u64::from_le_bytes(le(b))),
-        DType::F32 => row.push(f32::from_le_bytes(le(b))),
-        DType::F64 => row.push(f64::from_le_bytes(le(b))),
+        DType::Bool => column!(u8, |b: [u8; 1]| b[0] != 0),
+        DType::I8 => column!(i8, i8::from_le_bytes),
+        DType::I16 => column!(i16, i16::from_le_bytes),
+        DType::I32 => column!(i32, i32::from_le_bytes),
+        DType::I64 => column!(i64, i64::from_le_bytes),
+        DType::U8 => column!(u8, u8::from_le_bytes),
+        DType::U16 => column!(u16, u16::from_le_bytes),
+        DType::U32 => column!(u32, u32::from_le_bytes),
+        DType::U64 => column!(u64, u64::from_le_bytes),
+        DType::F32 => column!(f32, f32::from_le_bytes),
+        DType::F64 => column!(f64, f64::from_le_bytes),
         // Layouts hold fixed-size numbers and bools only (checked when they are read).
-        _ => row.push_null(),
+        _ if rows == 1 => row.push_null(),
+        _ => Err(recfmt_core::Error::invalid(format!(
+            "a {dtype} field decoded for a run of {rows} rows"
+        ))),
     }
 }
 
@@ -223,7 +262,7 @@ impl RecordLayout {
     }
 
     /// Decodes `payload` into `out` (one value per value field), through the same decoding as
-    /// the reader ([`CompiledLayout::write_fields`]). `payload` must be at least
+    /// the reader ([`CompiledLayout::write_columns`]). `payload` must be at least
     /// [`RecordLayout::size`] bytes (extra bytes are ignored) and `out` must have a slot per
     /// value field; false otherwise.
     pub fn decode_into(&self, payload: &[u8], out: &mut [Value]) -> bool {
@@ -234,8 +273,8 @@ impl RecordLayout {
         let mut frame = FrameBuf::default();
         let mut row = RowWriter::frame(&mut frame);
         let written = row
-            .begin(0)
-            .and_then(|_| compiled.write_fields(payload, &mut row));
+            .begin_rows(0, 1)
+            .and_then(|_| compiled.write_columns(payload, 1, &mut row));
         if written.and_then(|()| row.finish()).is_err() {
             return false;
         }
