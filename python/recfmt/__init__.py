@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from .errors import (
     DataLostError,
@@ -156,9 +156,11 @@ def convert(
     holds for this call only: conversions running at the same time in other threads keep
     their own.
 
-    Returns one dict per file written: ``{"source", "stream", "path", "rows"}``; ``stream`` is
-    ``None`` for an output that holds a whole recording (HDF5, MCAP, a recording format), and
-    ``rows`` is ``None`` where the conversion does not count them.
+    Returns one dict per file written: ``{"source", "path", "streams", "stream", "rows"}``:
+    ``streams`` lists the streams the file holds (one for a table; every stream written for
+    HDF5; empty for an output that holds a whole recording, such as MCAP or a recording
+    format), ``stream`` is the file's only stream when it holds one (else ``None``), and
+    ``rows`` counts the file's rows (``None`` where the conversion does not count them).
 
     :raises RecfmtError: an input could not be converted (the command line's message); the
         other inputs are still converted first.
@@ -194,9 +196,7 @@ def convert(
         if isinstance(result, BaseException):
             failed.append(result)
             continue
-        files = result["files"] or [(None, result["output"], None)]
-        for stream, part, rows in files:
-            written.append({"source": path, "stream": stream, "path": Path(part), "rows": rows})
+        written.extend(_files_written(path, result))
         if result["outcome"] == "data_lost":
             lost.append((path, result["integrity"]))
     if failed:
@@ -210,6 +210,25 @@ def convert(
         error.table = None
         raise error
     return written
+
+
+def _files_written(source: str, result: dict) -> List[dict]:
+    """One dict per file a conversion `result` wrote: the native report lists an HDF5 file
+    once per stream (each with its rows), which become one file with its ``streams``."""
+    files: Dict[str, dict] = {}
+    for stream, path, rows in result["files"] or [(None, result["output"], None)]:
+        entry = files.setdefault(
+            os.fspath(path),
+            {"source": source, "path": Path(path), "streams": [], "stream": None, "rows": None},
+        )
+        if stream is not None:
+            entry["streams"].append(stream)
+        if rows is not None:
+            entry["rows"] = (entry["rows"] or 0) + rows
+    for entry in files.values():
+        if len(entry["streams"]) == 1:
+            entry["stream"] = entry["streams"][0]
+    return list(files.values())
 
 
 _CONVERT_OPTIONS = frozenset(

@@ -20,21 +20,26 @@ widen to the next signed type and ``uint64`` becomes ``bigint`` (a value past 2^
 error, never a wrapped number). Fixed-size lists are arrays.
 
 Filters pushed down (``spark.sql.python.filterPushdown.enabled``, which :func:`register`
-turns on): comparisons of the time column with a number narrow what each recording reads
-(Spark still applies them), and ``source = 'x'`` / ``source IN (...)`` leave out whole
-recordings.
+turns on): comparisons of the time column with a number narrow what each recording reads,
+``source = 'x'`` / ``source IN (...)`` leave out whole recordings, and comparisons, ``IN``,
+``IS [NOT] NULL`` and string prefix/suffix/contains tests on any other column (a key such
+as an id, a frame number, a value range) drop the rows they reject in the reader, before
+they reach Spark. Spark still applies every filter but the source ones after the scan, so
+pruning only has to keep every row Spark would keep (a NaN is kept where Spark orders it
+above every number).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from recfmt.errors import InvalidArgumentError
 from recfmt.fleet import Fleet, Part, TimeRange, finite, widen
 
-__all__ = ["register", "spark_arrow_schema"]
+__all__ = ["register", "spark_arrow_schema", "row_filter"]
 
 
 def register(spark: Any) -> None:
@@ -73,6 +78,72 @@ def spark_arrow_type(arrow_type: pa.DataType) -> pa.DataType:
 def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
     """`schema` with every type one Spark has (see :func:`spark_arrow_type`)."""
     return pa.schema([pa.field(f.name, spark_arrow_type(f.type), True) for f in schema])
+
+
+#: A row filter: the mask of the rows of a batch to keep (null: drop).
+RowFilter = Callable[[pa.RecordBatch], pa.Array]
+
+
+def _comparable(arrow_type: pa.DataType, value: Any) -> bool:
+    """Whether Arrow compares a column of `arrow_type` with `value` as Spark does."""
+    if isinstance(value, bool):
+        return pa.types.is_boolean(arrow_type)
+    if isinstance(value, (int, float)):
+        return (pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type)) and finite(value)
+    if isinstance(value, str):
+        return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    return False
+
+
+def row_filter(kind: str, column: str, value: Any, schema: pa.Schema) -> Optional[RowFilter]:
+    """The rows a Spark filter keeps, computed by Arrow: `kind` is the filter's class name
+    (``GreaterThan``, ``In``, ``IsNull``, ``StringStartsWith``, ...), `column` a top-level
+    column of `schema` (Spark's types). ``None`` when Arrow cannot decide it exactly as Spark
+    (another type, a NaN or infinite value, a filter not listed): such rows are left to Spark.
+    """
+    index = schema.get_field_index(column)
+    if index < 0:
+        return None
+    arrow_type = schema.field(index).type
+    floating = pa.types.is_floating(arrow_type)
+    compare = {
+        "EqualTo": pc.equal,
+        "GreaterThan": pc.greater,
+        "GreaterThanOrEqual": pc.greater_equal,
+        "LessThan": pc.less,
+        "LessThanOrEqual": pc.less_equal,
+    }
+    if kind in compare and _comparable(arrow_type, value):
+        op = compare[kind]
+        if floating and kind in ("GreaterThan", "GreaterThanOrEqual"):
+            # Spark orders NaN above every number: `x > 5` keeps it, Arrow's comparison not.
+            return lambda b: pc.or_(op(b.column(index), value), pc.is_nan(b.column(index)))
+        return lambda b: op(b.column(index), value)
+    if kind == "In" and value and all(_comparable(arrow_type, v) for v in value):
+        try:
+            allowed = pa.array(list(value)).cast(arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None  # a value the column cannot hold: Spark decides
+        return lambda b: pc.is_in(b.column(index), value_set=allowed)
+    if kind == "IsNull":
+        return lambda b: pc.is_null(b.column(index))
+    if kind == "IsNotNull":
+        return lambda b: pc.is_valid(b.column(index))
+    text = {"StringStartsWith": pc.starts_with, "StringEndsWith": pc.ends_with, "StringContains": pc.match_substring}
+    if kind in text and isinstance(value, str) and _comparable(arrow_type, value):
+        op = text[kind]
+        return lambda b: op(b.column(index), value)
+    return None
+
+
+def prune(batch: pa.RecordBatch, filters: Sequence[RowFilter]) -> pa.RecordBatch:
+    """`batch` without the rows some of `filters` reject."""
+    if not filters:
+        return batch
+    mask = filters[0](batch)
+    for f in filters[1:]:
+        mask = pc.and_(mask, f(batch))
+    return batch.filter(mask)
 
 
 def _option(options: Dict[str, str], name: str, default: Optional[str] = None) -> Optional[str]:
@@ -133,6 +204,7 @@ def _source_class() -> type:
             self.slice_seconds = float(slice_seconds) if slice_seconds else None
             self.on_loss = _option(options, "on_loss", "raise")
             self.schema = spark_arrow_schema(fleet.schema)
+            self.row_filters: List[RowFilter] = []
 
         def pushFilters(self, filters: List[Any]) -> Iterator[Any]:
             time_column = self.fleet.time_column
@@ -154,6 +226,10 @@ def _source_class() -> type:
                         self.time = self.time.intersect(widen(TimeRange(end=seconds)))
                     elif isinstance(f, EqualTo):
                         self.time = self.time.intersect(widen(TimeRange(seconds, seconds)))
+                if column is not None:
+                    rows = row_filter(type(f).__name__, column, getattr(f, "value", None), self.schema)
+                    if rows is not None:
+                        self.row_filters.append(rows)
                 # Spark applies every filter but the source ones exactly after the scan.
                 yield f
 
@@ -168,7 +244,9 @@ def _source_class() -> type:
 
         def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
             for batch in self.fleet.read_part(partition.part, on_loss=self.on_loss):
-                yield batch.cast(self.schema)
+                kept = prune(batch.cast(self.schema), self.row_filters)
+                if kept.num_rows:
+                    yield kept
 
     class RecfmtDataSource(DataSource):
         """``spark.read.format("recfmt")``: one stream of recordings (see recfmt.spark)."""

@@ -2,16 +2,13 @@
 //! the Python thread so that Ctrl-C is seen while it runs.
 //!
 //! Python sees a signal only on its main thread, and only when that thread asks
-//! (`PyErr_CheckSignals`). The work therefore runs on a thread of its own while the calling
-//! thread, with the GIL released, asks every few milliseconds. A conversion reports progress
-//! after every batch; once Ctrl-C has been seen, its progress callback unwinds the converting
-//! threads (`resume_unwind`, which prints nothing), so the writers drop their unfinished
-//! temporary files and nothing is committed.
+//! (`PyErr_CheckSignals`). The work therefore runs on a thread of its own with a
+//! [`recfmt::Cancel`] in its open options, while the calling thread, with the GIL released,
+//! asks every few milliseconds. On Ctrl-C it cancels the token: every reader of the call
+//! stops at its next record or batch, the writers drop their unfinished temporary files, so
+//! nothing is committed that was not already, and the signal's `KeyboardInterrupt` is raised.
 
-use std::any::Any;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -24,112 +21,47 @@ use crate::read::{TimeArg, time_arg};
 /// How often the waiting thread asks Python whether a signal arrived.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
-/// The unwind that stops a conversion after Ctrl-C.
-struct Interrupted;
-
-/// Conversions being stopped now: while there are any, the panic of the library's thread
-/// scope re-raising their unwinds is expected and not printed.
-static STOPPING: AtomicUsize = AtomicUsize::new(0);
-
-/// Installs (once) a panic hook that keeps quiet about a scope re-raising an interrupted
-/// conversion's unwind, and passes every other panic to the hook before it.
-fn quiet_stops() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let scope_rethrow = info
-                .payload()
-                .downcast_ref::<&str>()
-                .is_some_and(|m| m.contains("scoped thread panicked"));
-            if !(scope_rethrow && STOPPING.load(Ordering::SeqCst) > 0) {
-                previous(info);
-            }
-        }));
-    });
-}
-
 /// Runs `work` on its own thread and waits for it with the GIL released, checking for
-/// signals. `work` gets the flag raised when one arrives; it returns (or unwinds with
-/// [`Interrupted`]) when it sees the flag. The signal's exception (`KeyboardInterrupt`) is
-/// raised once `work` has ended.
+/// signals. When one arrives, `cancel` is cancelled (`work` must hand it to every read it
+/// does), and once `work` has stopped the signal's exception (`KeyboardInterrupt`) is raised
+/// whatever `work` returned.
 fn interruptible<T: Send>(
     py: Python<'_>,
-    work: impl FnOnce(&AtomicBool) -> T + Send,
+    cancel: &recfmt::Cancel,
+    work: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
-    quiet_stops();
-    let stop = AtomicBool::new(false);
     let mut signal: Option<PyErr> = None;
-    let outcome: Result<T, Box<dyn Any + Send>> = py.detach(|| {
+    let outcome = py.detach(|| {
         std::thread::scope(|scope| {
-            let worker = scope.spawn(|| catch_unwind(AssertUnwindSafe(|| work(&stop))));
+            let worker = scope.spawn(work);
             while !worker.is_finished() {
                 if signal.is_none()
                     && let Err(e) = Python::attach(|py| py.check_signals())
                 {
-                    STOPPING.fetch_add(1, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
+                    cancel.cancel();
                     signal = Some(e);
                 }
                 std::thread::park_timeout(SIGNAL_POLL);
             }
-            let joined = worker.join().unwrap_or_else(Err);
-            if signal.is_some() {
-                STOPPING.fetch_sub(1, Ordering::SeqCst);
-            }
-            joined
+            worker.join()
         })
     });
     if let Some(signal) = signal {
         return Err(signal);
     }
-    outcome.map_err(|payload| match payload.downcast::<Interrupted>() {
-        Ok(_) => pyo3::exceptions::PyKeyboardInterrupt::new_err(()),
-        Err(payload) => resume_unwind(payload),
-    })
+    outcome.map_err(|panic| std::panic::resume_unwind(panic))
 }
 
-/// Runs `work` (a read-only scan) on a thread of its own, raising the signal's exception as
-/// soon as one arrives; the scan is then left to end on its own, its result unused, as it
-/// cannot be stopped from outside.
-fn abandonable<T: Send + 'static>(
-    py: Python<'_>,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> PyResult<T> {
-    let (done, result) = std::sync::mpsc::sync_channel(1);
-    // Shared with the GIL-free wait below, which needs a `Sync` borrow.
-    let result = std::sync::Mutex::new(result);
-    std::thread::spawn(move || {
-        let _ = done.send(work());
-    });
-    loop {
-        py.check_signals()?;
-        let waited = py.detach(|| match result.lock() {
-            Ok(result) => result.recv_timeout(SIGNAL_POLL),
-            Err(_) => Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
-        });
-        match waited {
-            Ok(value) => return Ok(value),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(crate::errors::py_error(
-                    crate::errors::Kind::Other,
-                    "the scan stopped unexpectedly",
-                ));
-            }
-        }
-    }
-}
-
-/// `recfmt info --json` of `path`, as Python objects; Ctrl-C returns at once.
+/// `recfmt info --json` of `path`, as Python objects; Ctrl-C stops the scan.
 pub(crate) fn info<'py>(
     py: Python<'py>,
     path: &Path,
-    options: recfmt::OpenOptions,
+    mut options: recfmt::OpenOptions,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let owned = path.to_path_buf();
-    let text = abandonable(py, move || {
-        recfmt::inspect::info(recfmt::default_registry(), &owned, &options)
+    let cancel = recfmt::Cancel::new();
+    options.cancel = Some(cancel.clone());
+    let text = interruptible(py, &cancel, || {
+        recfmt::inspect::info(recfmt::default_registry(), path, &options)
             .map(|report| report.to_json())
     })?
     .map_err(|e| facade_error(path, e))?;
@@ -154,19 +86,20 @@ pub(crate) fn validate<'py>(
     layouts: Vec<PathBuf>,
     resync: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let cancel = recfmt::Cancel::new();
     let options = recfmt::validate::ValidateOptions {
         open: recfmt::OpenOptions {
             format,
             strict,
             resync,
             layouts,
+            cancel: Some(cancel.clone()),
             ..recfmt::OpenOptions::default()
         },
         against,
     };
-    let owned = path.clone();
-    let text = abandonable(py, move || {
-        recfmt::validate::validate(recfmt::default_registry(), &owned, &options)
+    let text = interruptible(py, &cancel, || {
+        recfmt::validate::validate(recfmt::default_registry(), &path, &options)
             .map(|report| report.to_json())
     })?
     .map_err(|e| facade_error(&path, e))?;
@@ -297,6 +230,7 @@ pub(crate) fn convert<'py>(
             return Err(invalid(format!("{name} must be at least 1")));
         }
     }
+    let cancel = recfmt::Cancel::new();
     let options = recfmt::convert::ConvertOptions {
         open: recfmt::OpenOptions {
             format,
@@ -304,6 +238,7 @@ pub(crate) fn convert<'py>(
             resync,
             layouts,
             format_options: format_options(opt)?,
+            cancel: Some(cancel.clone()),
         },
         target: to,
         compression: compression
@@ -343,21 +278,12 @@ pub(crate) fn convert<'py>(
     };
     let registry = recfmt::default_registry();
     let out_existed = out.exists();
-    let results = interruptible(py, |stop| {
-        let progress = |_: recfmt::convert::Progress| {
-            if stop.load(Ordering::SeqCst) {
-                resume_unwind(Box::new(Interrupted));
-            }
-        };
+    let results = interruptible(py, &cancel, || {
         if several || partition || paths.len() != 1 {
-            recfmt::convert::convert_many(registry, &paths, &out, &options, Some(&progress))
+            recfmt::convert::convert_many(registry, &paths, &out, &options, None)
         } else {
             Ok(vec![recfmt::convert::convert(
-                registry,
-                &paths[0],
-                &out,
-                &options,
-                Some(&progress),
+                registry, &paths[0], &out, &options, None,
             )])
         }
     });

@@ -129,3 +129,23 @@ def test_convert_reports_lost_data(tmp_path):
         recfmt.convert(session, to="parquet", out=tmp_path / "out")
     assert caught.value.integrity["status"] == "truncated"
     assert any((tmp_path / "out").glob("*.parquet"))
+
+
+def test_hdf5_convert_reports_one_file_with_its_streams(tmp_path):
+    import h5py
+
+    path = FIXTURES / "usvlog" / "all_types"
+    out = tmp_path / "rec.h5"
+    written = recfmt.convert(path, to="hdf5", out=out)
+    assert len(written) == 1, written
+    (result,) = written
+    assert result["path"] == out and result["source"] == str(path)
+    rec = recfmt.open(path)
+    with h5py.File(out) as h5:
+        assert sorted(result["streams"]) == sorted(h5.keys())
+    assert len(result["streams"]) > 1 and set(result["streams"]) <= set(rec.streams)
+    assert result["rows"] == sum(rec.read(s).num_rows for s in result["streams"])
+    # A table file holds one stream, named both ways.
+    tables = recfmt.convert(path, to="parquet", out=tmp_path / "tables")
+    assert all(t["streams"] == [t["stream"]] for t in tables)
+    assert {t["stream"] for t in tables} <= set(rec.streams) and len(tables) > 1

@@ -252,6 +252,67 @@ def test_spark_pushes_time_and_source_filters_down(spark):
     assert sliced.count() == full.num_rows
 
 
+def test_spark_reader_prunes_rows_of_key_and_value_ranges():
+    """Filters on columns other than time and source drop rows in the reader (checked on the
+    reader itself: Spark would hide a missing pruning by filtering again)."""
+    pytest.importorskip("pyspark", minversion="4.0")
+    from pyspark.sql.datasource import GreaterThanOrEqual, In, IsNotNull, LessThan, StringStartsWith
+
+    import recfmt.spark
+
+    paths = needs(samples("fgtape", "fgtape"))
+    column = "/position/altitude-ft"
+    source = recfmt.spark._source_class()({"path": str(paths[0].parent / "*.fgtape"), "stream": "signals"})
+
+    def read(filters):
+        reader = source.reader(source.schema())
+        handed_back = list(reader.pushFilters(filters))
+        batches = [b for p in reader.partitions() for b in reader.read(p)]
+        return pa.Table.from_batches(batches, schema=reader.schema), handed_back
+
+    full, _ = read([])
+    low, high = pc.quantile(full[column], q=[0.25, 0.75]).to_pylist()
+    filters = [GreaterThanOrEqual((column,), low), LessThan((column,), high), IsNotNull((column,))]
+    kept, handed_back = read(filters)
+    expected = full.filter(pc.and_(pc.greater_equal(full[column], low), pc.less(full[column], high)))
+    assert 0 < kept.num_rows < full.num_rows
+    assert kept.equals(expected)
+    # Spark checks them again after the scan: pruning needs only to keep what Spark keeps.
+    assert handed_back == filters
+    # A key set (IN) and a text prefix prune as well; an unknown column prunes nothing.
+    names = [recfmt.source_name(p) for p in paths[:1]]
+    some = read([In(("source",), tuple(names)), StringStartsWith(("source",), names[0][:3])])[0]
+    assert set(some["source"].to_pylist()) == set(names)
+    first_t = full["t"][0].as_py()
+    assert read([In(("t",), (first_t,))])[0]["t"].to_pylist() == [
+        t for t in full["t"].to_pylist() if t == first_t
+    ]
+    assert read([GreaterThanOrEqual(("no such column",), 1)])[0].num_rows == full.num_rows
+
+
+def test_spark_row_filters_keep_what_spark_keeps():
+    pytest.importorskip("pyspark", minversion="4.0")
+    from recfmt.spark import prune, row_filter
+
+    schema = pa.schema([("x", pa.float64()), ("k", pa.int32()), ("s", pa.string())])
+    batch = pa.record_batch(
+        [pa.array([1.0, float("nan"), None, 7.0]), pa.array([1, 2, 3, None], pa.int32()), pa.array(["ab", "b", None, "a"])],
+        schema=schema,
+    )
+    keep = lambda *f: prune(batch, [row_filter(*x, schema) for x in f]).to_pydict()  # noqa: E731
+    # Spark orders NaN above every number; nulls fail every comparison.
+    nan, seven = keep(("GreaterThan", "x", 5.0))["x"]
+    assert nan != nan and seven == 7.0
+    assert keep(("LessThanOrEqual", "k", 2))["k"] == [1, 2]
+    assert keep(("In", "k", (2, 3)))["k"] == [2, 3]
+    assert keep(("StringStartsWith", "s", "a"))["s"] == ["ab", "a"]
+    assert keep(("IsNull", "k", None))["k"] == [None]
+    # What Arrow cannot decide as Spark does is left to Spark.
+    assert row_filter("GreaterThan", "s", 5, schema) is None
+    assert row_filter("EqualTo", "x", float("nan"), schema) is None
+    assert row_filter("EqualNullSafe", "k", 1, schema) is None
+
+
 def test_spark_names_both_files_on_a_type_clash(spark):
     every = samples("nanover/server-py", "traj")
     if len(every) < 2:

@@ -85,3 +85,34 @@ def test_info_and_validate_are_the_cli_reports(all_recordings):
             assert lost.startswith("input data lost (") and want["integrity"]["status"] in lost, lost
             assert not got["valid"]
         assert got == want, path
+
+
+def test_carla_logs_take_absolute_times_from_their_header_date(tmp_path):
+    """RFC 3339 start/end on a CARLA log count from the header's date (when the recorder
+    started), in read and convert alike."""
+    from datetime import datetime, timedelta
+
+    logs = samples("carla", "log")
+    if not logs:
+        pytest.skip("no CARLA samples")
+    rec = recfmt.open(logs[0])
+    stream = rec.streams[0]
+    full = rec.read(stream)
+    time = next(s["time_column"] for s in rec.info()["streams"] if s["name"] == stream)
+    t = full[time].to_pylist()
+    # Bounds between two rows (to the microsecond an RFC 3339 text carries), so that the
+    # rounding of an instant to seconds cannot move a row across them.
+    u = sorted(set(t))
+    assert len(u) > 4
+    a, b = len(u) // 4, 3 * len(u) // 4
+    lo, hi = round((u[a] + u[a + 1]) / 2, 6), round((u[b] + u[b + 1]) / 2, 6)
+    date = datetime.fromisoformat(rec.metadata["date"].replace("Z", "+00:00"))
+    instant = lambda s: (date + timedelta(seconds=s)).isoformat().replace("+00:00", "Z")  # noqa: E731
+    by_instant = rec.read(stream, start=instant(lo), end=instant(hi))
+    assert 0 < by_instant.num_rows < full.num_rows
+    assert by_instant.equals(rec.read(stream, start=lo, end=hi))
+    written = recfmt.convert(logs[0], to="parquet", out=tmp_path / "out", streams=stream, start=instant(lo), end=instant(hi))
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(written[0]["path"]).num_rows == by_instant.num_rows
+    assert rec.info()["time"]["epoch"] is not None

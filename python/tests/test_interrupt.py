@@ -1,5 +1,6 @@
-"""Ctrl-C stops the long calls between batches: a conversion leaves no output behind and
-raises KeyboardInterrupt; `info` and `validate` return at once."""
+"""Ctrl-C stops the long calls between batches (the call's cancellation token reaches every
+reader it opens): a conversion leaves no output behind and raises KeyboardInterrupt; `info`
+and `validate` stop their scan."""
 
 from __future__ import annotations
 

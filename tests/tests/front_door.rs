@@ -200,3 +200,67 @@ fn recover_is_refused_for_formats_without_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_cancelled_call_stops_reading_and_commits_nothing() {
+    let registry = recfmt::default_registry();
+    let input = fixture("usvlog/all_types");
+    for target in ["parquet", "csv", "hdf5"] {
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out");
+        let cancel = recfmt::Cancel::new();
+        let options = recfmt::convert::ConvertOptions {
+            open: recfmt::OpenOptions {
+                cancel: Some(cancel.clone()),
+                ..Default::default()
+            },
+            target: target.into(),
+            batch_rows: 16,
+            ..Default::default()
+        };
+        // Cancelled once the conversion has started writing (its first progress report).
+        let progress = |_: recfmt::convert::Progress| cancel.cancel();
+        let err = recfmt::convert::convert(registry, &input, &out, &options, Some(&progress))
+            .expect_err(target);
+        assert!(cancelled_by_its_token(&cancel, &err), "{target}: {err}");
+        let left: Vec<_> = std::fs::read_dir(work.path())
+            .unwrap()
+            .flatten()
+            .flat_map(|e| walk(&e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        assert!(left.is_empty(), "{target}: {left:?}");
+    }
+    // info and validate stop too; another call, with its own token, is not affected.
+    let cancelled = recfmt::Cancel::new();
+    cancelled.cancel();
+    let open = recfmt::OpenOptions {
+        cancel: Some(cancelled.clone()),
+        ..Default::default()
+    };
+    let err = recfmt::inspect::info(registry, &input, &open).unwrap_err();
+    assert!(cancelled_by_its_token(&cancelled, &err), "{err}");
+    let validate = recfmt::validate::ValidateOptions {
+        open,
+        ..Default::default()
+    };
+    let err = recfmt::validate::validate(registry, &input, &validate).unwrap_err();
+    assert!(cancelled_by_its_token(&cancelled, &err), "{err}");
+    assert!(recfmt::inspect::info(registry, &input, &Default::default()).is_ok());
+}
+
+fn cancelled_by_its_token(cancel: &recfmt::Cancel, err: &recfmt::Error) -> bool {
+    cancel.is_cancelled()
+        && err.kind() == recfmt::core::ErrorKind::Io
+        && err.to_string().ends_with("cancelled")
+}
+
+fn walk(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = vec![path.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for entry in entries.flatten() {
+            found.extend(walk(&entry.path()));
+        }
+    }
+    found
+}

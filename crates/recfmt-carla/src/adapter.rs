@@ -229,12 +229,12 @@ impl<R: Read> CarlaRecording<R> {
         );
         metadata.insert(
             "time".into(),
-            "elapsed = simulation seconds since the first frame; date = wall clock when the recorder started".into(),
+            "elapsed = simulation seconds since the first frame; date = wall clock when the recorder started, the epoch of elapsed".into(),
         );
         let header = recfmt_core::Header {
             format: FORMAT_ID,
             version: raw_header.version.to_string(),
-            time: Some(TimeReference::new(TimeSystem::Met)),
+            time: Some(recording_time(raw_header.date)),
             metadata,
         };
         Ok(CarlaRecording {
@@ -477,9 +477,31 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
     }
 }
 
+/// The time reference of a log: elapsed seconds counted from the header's date (Unix
+/// seconds, when the recorder started), so RFC 3339 `--start`/`--end` and absolute time
+/// columns work. A date outside what an epoch can be (zero, negative, absurd: a damaged or
+/// undated header) gives elapsed seconds only.
+fn recording_time(date: i64) -> TimeReference {
+    if date <= 0 || date as f64 > recfmt_core::MAX_ABSOLUTE_SECONDS {
+        return TimeReference::new(TimeSystem::Met);
+    }
+    TimeReference::with_epoch(
+        TimeSystem::Met,
+        recfmt_core::Epoch::from_unix_seconds(date as f64),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_date_is_the_epoch_of_elapsed_time() {
+        let time = recording_time(1_700_000_000);
+        assert_eq!(time.to_system(1.5, TimeSystem::Utc), Some(1_700_000_001.5));
+        assert!(!recording_time(0).has_epoch(), "an undated header");
+        assert!(!recording_time(i64::MAX).has_epoch(), "a damaged date");
+    }
 
     #[test]
     fn dates() {

@@ -310,7 +310,8 @@ pub fn targets(registry: &Registry) -> Vec<Target> {
 pub struct OutputFile {
     /// Its path.
     pub path: PathBuf,
-    /// The stream it holds, for one table per stream (none for a whole recording).
+    /// The stream it holds (none for a whole recording). An HDF5 file, one group per stream,
+    /// is listed once for each of its streams, with that stream's rows.
     pub stream: Option<String>,
     /// Rows written (0 when not counted).
     pub rows: u64,
@@ -498,6 +499,10 @@ fn convert_with(
     on_progress: &(dyn Fn(u64, Option<u64>) + Sync),
 ) -> Result<ConvertReport> {
     registry.check_options(&options.open.format_options)?;
+    // A cancelled call starts no further input (the copies below read without a reader).
+    if let Some(cancel) = &options.open.cancel {
+        cancel.check()?;
+    }
     if let Some((format, out)) = table_output(registry, &options.target, input)
         && let OutputSource::Table { write, .. } = out.source
     {
@@ -769,8 +774,10 @@ fn to_tables(
     // The input's digest is computed on a thread of its own while the export decodes.
     let digest = {
         let input = input.to_path_buf();
+        let cancel = options.open.cancel.clone();
         recfmt_export::PendingMetadata::spawn(move || {
-            let sha256 = source_sha256(&input).map_err(|e| crate::error::chain_text(&e))?;
+            let sha256 =
+                sha256_of(&input, cancel.as_ref()).map_err(|e| crate::error::chain_text(&e))?;
             Ok([("source.sha256".to_owned(), sha256)].into_iter().collect())
         })
     };
@@ -891,7 +898,7 @@ fn to_tables(
         .iter()
         .map(|o| OutputFile {
             path: o.path.clone(),
-            stream: (!hdf5).then(|| o.stream.clone()),
+            stream: Some(o.stream.clone()),
             rows: o.rows,
         })
         .collect();
@@ -997,12 +1004,21 @@ fn longest_text(registry: &Registry, input: &Path, options: &ConvertOptions) -> 
 /// SHA-256 of a file, or for a directory of the list of its files' relative paths and digests
 /// (`<path>\0<hex>\n`, sorted), so a recording folder has one stable digest.
 pub fn source_sha256(path: &Path) -> Result<String> {
-    fn file_digest(path: &Path) -> Result<String> {
+    sha256_of(path, None)
+}
+
+/// [`source_sha256`], stopping between two chunks once `cancel` is cancelled (the tables of
+/// a conversion wait for the digest before their first row).
+fn sha256_of(path: &Path, cancel: Option<&crate::Cancel>) -> Result<String> {
+    let file_digest = |path: &Path| -> Result<String> {
         let mut file = std::fs::File::open(path)
             .map_err(|e| Error::from(e).context(path.display().to_string()))?;
         let mut hasher = Sha256::new();
         let mut buf = vec![0u8; 1 << 16];
         loop {
+            if let Some(cancel) = cancel {
+                cancel.check()?;
+            }
             let n = file.read(&mut buf)?;
             if n == 0 {
                 break;
@@ -1010,7 +1026,7 @@ pub fn source_sha256(path: &Path) -> Result<String> {
             hasher.update(&buf[..n]);
         }
         Ok(hex(&hasher.finalize()))
-    }
+    };
     if !path.is_dir() {
         return file_digest(path);
     }

@@ -94,6 +94,7 @@ pub use recfmt_plot as plot;
 #[cfg(feature = "usvlog")]
 pub use recfmt_tlv as tlv;
 
+mod cancel;
 pub mod convert;
 mod error;
 pub mod front_end;
@@ -105,6 +106,7 @@ mod report;
 mod tables;
 pub mod validate;
 
+pub use cancel::Cancel;
 pub use error::{Error, Result};
 pub use open::{OpenOptions, format_of, open, open_with};
 pub use recording::{BatchOptions, Batches, Recording, StreamBatches};

@@ -22,6 +22,10 @@ pub struct OpenOptions {
     /// Format options: `carla.build=0.9.10`, `nanover.version=1`, … (see
     /// [`recfmt_core::FormatOptions`]).
     pub format_options: FormatOptions,
+    /// Stops every read of a recording opened with these options at its next record or
+    /// batch once cancelled (a Ctrl-C); the call then fails with an I/O error of kind
+    /// `Interrupted`, "cancelled".
+    pub cancel: Option<crate::Cancel>,
 }
 
 impl OpenOptions {
@@ -88,6 +92,16 @@ pub fn open(path: impl AsRef<Path>) -> Result<Recording> {
 /// `registry` and `options` (a forced format, strictness, layouts, format options).
 pub fn open_with(registry: &Registry, path: &Path, options: &OpenOptions) -> Result<Recording> {
     registry.check_options(&options.format_options)?;
+    if let Some(cancel) = &options.cancel {
+        cancel.check()?;
+    }
     let reader = registry.open_path(path, options.format.as_deref(), &options.read_options())?;
+    let reader: Box<dyn recfmt_core::RecordingReader> = match &options.cancel {
+        Some(cancel) => Box::new(crate::cancel::CancellableReader {
+            inner: reader,
+            cancel: cancel.clone(),
+        }),
+        None => reader,
+    };
     Ok(Recording::new(path, reader))
 }

@@ -32,6 +32,7 @@ pub fn open_options(global: &GlobalArgs) -> Result<OpenOptions> {
         resync: global.resync,
         layouts: global.layouts.clone(),
         format_options,
+        cancel: None,
     })
 }
 
