@@ -2,7 +2,7 @@
 //! rows a [`SelectedReader`] hands out (which seeks to the start and stops at the end where
 //! the format allows) equal the rows of a full scan kept by time, in the same order, value
 //! for value. Inputs: generated USVLOG sessions whole, torn (garbage bytes inserted, read with
-//! resync) and truncated; the ICAREC fixtures; the CARLA, FlightGear and NanoVer samples.
+//! resync) and truncated; the ICAREC fixtures and an Icarus HDF5 file written from one; the CARLA, FlightGear and NanoVer samples.
 
 use std::path::{Path, PathBuf};
 
@@ -149,6 +149,14 @@ fn inputs() -> &'static [Scanned] {
         for f in ["icarec/all_types.icarec", "icarec/torn.icarec"] {
             inputs.push((fixture(f), false));
         }
+        let h5 = dir.path().join("icarus.h5");
+        let mut source = recfmt::icarec::IcarecRecording::open(
+            &fixture("icarec/all_types.icarec"),
+            &Default::default(),
+        )
+        .expect("icarec fixture");
+        recfmt::icarec::write_icarus_h5(&mut source, &h5, &Default::default()).expect("icarus h5");
+        inputs.push((h5, false));
         for p in samples("carla", "log")
             .into_iter()
             .chain(samples("fgtape", "fgtape"))
