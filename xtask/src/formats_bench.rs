@@ -93,16 +93,16 @@ pub const CARLA_ACTORS: u32 = 400;
 pub const NANOVER_PARTICLES: usize = 10_000;
 
 /// A generated input, ready to measure.
-struct Input {
-    format: &'static str,
+pub(crate) struct Input {
+    pub(crate) format: &'static str,
     /// What `recfmt` is given.
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Arguments every `recfmt` command needs (USVLOG: its layout file).
-    args: Vec<OsString>,
+    pub(crate) args: Vec<OsString>,
     /// Every file of the input, for `cat`.
-    files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Their total size.
-    bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 /// The figures of one format, in seconds.
@@ -437,7 +437,7 @@ fn check_info(recfmt: &Path, input: &Input) -> Result<()> {
 }
 
 /// The input of `format`, generated unless a complete one of at least `min_bytes` is cached.
-fn prepare(format: &'static str, data: &Path, mb: u64, min_bytes: u64) -> Result<Input> {
+pub(crate) fn prepare(format: &'static str, data: &Path, mb: u64, min_bytes: u64) -> Result<Input> {
     let dir = data.join(format!("{format}-{mb}mb"));
     let (name, args): (&str, Vec<OsString>) = match format {
         "usvlog" => {

@@ -13,7 +13,8 @@
 //!   `bench criterion [ARGS]`, `bench convert [--gib N]`, `bench plot [--gib N]`,
 //!   `bench python [--mb N] [--gib G]`, `bench compare [--mb N] [--baseline RECFMT]`,
 //!   `bench custom [--rows N] [--runs K]` (a `read_row`-only reader against USVLOG) or
-//!   `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` runs one of them.
+//!   `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` or
+//!   `bench window [--gb N] [--format NAME]` (a 1 s window against a full scan) runs one of them.
 //! * `sweep [--mutants N]`: the mutation sweep of every sample and fixture in release, with
 //!   10,000 mutants per format (the test suite runs fewer).
 
@@ -25,6 +26,7 @@ mod fuzz;
 mod plot_bench;
 mod python_bench;
 mod session;
+mod window_bench;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -62,8 +64,8 @@ const TASKS: &[(&str, &str)] = &[
          400 MB session, then per format (1 GB inputs) the full read against cat and the \
          conversion to Parquet; `bench criterion [ARGS]`, `bench convert [--gib N]`, \
          `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N] [--baseline RECFMT]`, \
-         `bench custom [--rows N] [--runs K]` or `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` runs \
-         one part",
+         `bench custom [--rows N] [--runs K]`, `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` or \
+         `bench window [--gb N] [--format NAME]` (1 s out of the middle against a full scan) runs one part",
     ),
     (
         "sweep",
@@ -119,6 +121,7 @@ fn main() -> Result<()> {
             Some("formats") => formats_bench::bench_formats(&args[2..]),
             Some("plot") => plot_bench::bench_plot(&args[2..]),
             Some("python") => python_bench::bench_python(&args[2..]),
+            Some("window") => window_bench::bench_window(&args[2..]),
             _ => {
                 bench_criterion(&args[1..])?;
                 bench_convert(&[])?;

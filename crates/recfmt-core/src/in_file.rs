@@ -56,6 +56,9 @@ impl RecordingReader for InFile {
             .seek_time(seconds)
             .map_err(|e| e.in_file(&self.path))
     }
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        self.inner.stop_time(seconds)
+    }
     fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
         self.inner
             .read_batches(dst)

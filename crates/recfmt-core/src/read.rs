@@ -170,6 +170,15 @@ pub trait RecordingReader: Send {
         let _ = seconds;
         Ok(false)
     }
+    /// Tells the reader that no row at or after `seconds` is wanted, so a reader of
+    /// time-ordered records may end once its records reach that time instead of reading the
+    /// rest of the file. Returns true when the reader will end early; the caller filters rows
+    /// either way (a reader may still hand out a few rows at or after `seconds`). Only valid
+    /// before the first row.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        let _ = seconds;
+        false
+    }
     /// Appends rows, in file order, to the batches of `dst` until a wanted stream's batch is
     /// full ([`BatchSet::capacity`] rows, or about [`BatchSet::MAX_BATCH_BYTES`] of values)
     /// or the recording ends; rows of streams `dst`
@@ -214,6 +223,9 @@ impl<R: RecordingReader + ?Sized> RecordingReader for Box<R> {
     fn seek_time(&mut self, seconds: f64) -> Result<bool> {
         (**self).seek_time(seconds)
     }
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        (**self).stop_time(seconds)
+    }
     fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
         (**self).read_batches(dst)
     }
@@ -248,6 +260,9 @@ impl<R: RecordingReader + ?Sized> RecordingReader for &mut R {
     }
     fn seek_time(&mut self, seconds: f64) -> Result<bool> {
         (**self).seek_time(seconds)
+    }
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        (**self).stop_time(seconds)
     }
     fn read_batches(&mut self, dst: &mut BatchSet) -> Result<bool> {
         (**self).read_batches(dst)

@@ -77,6 +77,9 @@ pub struct IcarecRecording {
     /// wanted or not).
     unreported: Vec<usize>,
     started: bool,
+    /// The first frame's time, kept by a seek for the static row, whose time it is whether
+    /// or not the frames before the seek are read.
+    static_time: Option<f64>,
     irregular_warned: Vec<bool>,
     strict: bool,
     total: u64,
@@ -126,6 +129,7 @@ impl IcarecRecording {
             header,
             schema,
             started: false,
+            static_time: None,
             strict,
         })
     }
@@ -290,7 +294,10 @@ impl RecordingReader for IcarecRecording {
         if !self.started {
             self.started = true;
             if !self.statics.is_empty() {
-                let t = self.frames.peek_time()?.unwrap_or(0.0);
+                let t = match self.static_time {
+                    Some(t) => t,
+                    None => self.frames.peek_time()?.unwrap_or(0.0),
+                };
                 self.check_int32(Lifecycle::Static, 0)?;
                 if row.begin(1)? {
                     row.push(t)?;
@@ -331,6 +338,9 @@ impl RecordingReader for IcarecRecording {
         let stride = self.dir.schema().layout().stride();
         let file = BufReader::new(File::open(&path).in_file(&path)?);
         let mut index = crate::FrameIndex::new(file, stride).in_file(&path)?;
+        if !index.is_empty() {
+            self.static_time = Some(index.time_at(0).in_file(&path)?);
+        }
         let first = match index.find(seconds).in_file(&path)? {
             Some(i) if index.time_at(i).in_file(&path)? >= seconds => i,
             Some(i) => i + 1,

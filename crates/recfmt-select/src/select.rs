@@ -430,10 +430,21 @@ impl<R: RecordingReader> SelectedReader<R> {
             inner_batches: None,
             upcast_f64: pipeline.upcast_f64,
         };
-        if let Some(TimeBound::Absolute(start)) = reader.range.start
+        // Bounds known before the first row let the reader skip what lies outside them: a
+        // seek to the start (unless the rows before it are carried), an early end.
+        let known = |bound: &Option<TimeBound>, header: &Header| match bound {
+            Some(b @ (TimeBound::Absolute(_) | TimeBound::Instant(_))) => {
+                b.resolve(f64::NAN, header).ok()
+            }
+            _ => None,
+        };
+        if let Some(start) = known(&reader.range.start, &reader.header)
             && !reader.range.carry_last
         {
             reader.inner.seek_time(start)?;
+        }
+        if let Some(end) = known(&reader.range.end, &reader.header) {
+            reader.inner.stop_time(end);
         }
         Ok(reader)
     }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use recfmt_core::{
@@ -93,6 +93,8 @@ pub struct UsvlogRecording<R> {
     /// Records framed on the caller's thread for the batch view, per stream, written as
     /// runs (kept between calls for its buffers; empty between calls).
     gathered: Gathered,
+    /// The time search of [`RecordingReader::seek_time`], on sources that can seek.
+    seek: Option<fn(&mut Self, u64) -> Result<()>>,
 }
 
 /// Records framed on the caller's thread before the gathered runs are written: enough that
@@ -169,7 +171,66 @@ impl UsvlogRecording<BufReader<File>> {
         .in_file(&paths.timeseries)?;
         recording.total_bytes = total;
         recording.path = Some(paths.timeseries);
+        recording.seek = Some(Self::seek_records);
         Ok(recording)
+    }
+}
+
+/// A seek's search ends when its bracket is this narrow; the rest is read record by record.
+const SEEK_LINEAR_BYTES: u64 = 64 << 10;
+/// Bytes a probe of the search scans for a record start before it gives up on its half.
+const SEEK_SYNC_LIMIT: u64 = 4 << 20;
+
+impl<R: Read + Seek> UsvlogRecording<R> {
+    /// As [`UsvlogRecording::new`], over a seekable source, so that
+    /// [`RecordingReader::seek_time`] can search the records by time.
+    pub fn new_seekable(
+        source: R,
+        meta: Option<&Meta>,
+        user_layouts: &[RecordLayout],
+        options: &ReadOptions,
+        events: Option<BufReader<File>>,
+    ) -> Result<Self> {
+        let mut recording = Self::new(source, meta, user_layouts, options, events)?;
+        recording.seek = Some(Self::seek_records);
+        Ok(recording)
+    }
+
+    /// Positions the reader at a record start before which every record is earlier than
+    /// `target_us`, close before the first that is not: a binary search over byte offsets
+    /// that, at each probe, scans forward to the next offset where records start
+    /// ([`Reader::sync_forward`]: known types with their exact lengths, times in order), so
+    /// torn and garbage bytes are stepped over. Holds for records in time order, as writers
+    /// emit them; where no record start is found the search keeps the earlier half, so
+    /// nothing is skipped, only more is read.
+    fn seek_records(&mut self, target_us: u64) -> Result<()> {
+        let data_start = crate::header::HEADER_LEN as u64;
+        let file_end = match self.total_bytes {
+            Some(n) => n,
+            None => self.reader.file_len()?,
+        };
+        let sizes: Vec<Option<u16>> = self
+            .stream_of_type
+            .iter()
+            .map(|&s| {
+                let size = (s != u32::MAX).then(|| self.decoder.payload_size(s as usize))?;
+                u16::try_from(size).ok()
+            })
+            .collect();
+        let known = |h: &crate::RecordHeader| sizes[usize::from(h.type_id)] == Some(h.len);
+        // Every record before `lo` (a record start) is earlier than the target.
+        let (mut lo, mut hi) = (data_start, file_end.max(data_start));
+        while hi - lo > SEEK_LINEAR_BYTES {
+            let mid = lo + (hi - lo) / 2;
+            self.reader.seek_to(mid)?;
+            let limit = (hi - mid).min(SEEK_SYNC_LIMIT);
+            match self.reader.sync_forward(known, limit)? {
+                Some((at, t_us)) if t_us < target_us => lo = at,
+                _ => hi = mid,
+            }
+        }
+        self.reader.seek_to(lo)?;
+        Ok(())
     }
 }
 
@@ -301,6 +362,7 @@ impl<R: Read> UsvlogRecording<R> {
             pipeline: None,
             times_only_set: None,
             gathered: Gathered::default(),
+            seek: None,
         })
     }
 
@@ -724,5 +786,42 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
 
     fn progress(&self) -> (u64, Option<u64>) {
         (self.reader.position(), self.total_bytes)
+    }
+
+    /// Searches the records for the time on sources opened seekable
+    /// ([`UsvlogRecording::open`], [`UsvlogRecording::new_seekable`]); see
+    /// [`UsvlogRecording::seek_records`]. `events.jsonl` is still read whole. The record
+    /// counts of `meta.json` are no longer compared, as the records before the start are not
+    /// read.
+    fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
+        let Some(seek) = self.seek else {
+            return Ok(false);
+        };
+        if seconds.is_nan() || self.pipeline.is_some() || self.records_done {
+            return Ok(false);
+        }
+        // Records earlier than this are surely before `seconds` (µs as seconds round).
+        let target_us = ((seconds * 1e6).floor() as u64).saturating_sub(1);
+        if target_us == 0 {
+            return Ok(false);
+        }
+        let sought = seek(self, target_us);
+        self.in_records(sought)?;
+        self.records_expected.clear();
+        Ok(true)
+    }
+
+    /// Ends the records at the first one at least `seconds` late, assuming them in time
+    /// order (as the search of [`RecordingReader::seek_time`] does); `events.jsonl` is still
+    /// read whole.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        if seconds.is_nan() || self.pipeline.is_some() {
+            return false;
+        }
+        // Records earlier than this may still be before `seconds`: the caller filters them.
+        let stop_us = ((seconds * 1e6).ceil() as u64).saturating_add(2);
+        self.reader.set_stop_us(stop_us);
+        self.records_expected.clear();
+        true
     }
 }

@@ -148,6 +148,9 @@ pub struct IcarusH5Recording {
     /// a column a projection leaves out is never read.
     window: Vec<Option<Window>>,
     next: u64,
+    /// The row the reads end before: [`Self::rows`], or earlier after
+    /// [`RecordingReader::stop_time`].
+    end_row: u64,
     started: bool,
     schema_json: String,
 }
@@ -499,6 +502,7 @@ impl IcarusH5Recording {
                 .take(dynamic_count)
                 .collect(),
             next: 0,
+            end_row: rows,
             started: false,
             schema_json,
         })
@@ -527,6 +531,27 @@ impl IcarusH5Recording {
         self.window.iter_mut().for_each(|w| *w = None);
         self.window_start = start;
         Ok(())
+    }
+
+    /// The first row whose time is at least `seconds` (`rows` when none is): a binary search
+    /// over `/time`, one value read per step (from hdf5-pure's chunk cache after the first
+    /// read of a chunk). Assumes `/time` ascending, as the writer stores it.
+    fn first_row_at(&self, seconds: f64) -> Result<u64> {
+        let base = self.schema.streams[0].time_base;
+        let (mut lo, mut hi) = (0, self.rows);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let t = match self.time.read(mid, 1)? {
+                Window::F64(v) => v.first().copied(),
+                Window::I64(v) => v.first().map(|&x| x as f64),
+                Window::U64(v) => v.first().map(|&x| x as f64),
+            };
+            match t.map(|t| base.to_seconds_f64(t)) {
+                Some(t) if t < seconds => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        Ok(lo)
     }
 
     /// Loads the window holding row `next` when it is not loaded yet; returns the row's index
@@ -599,11 +624,12 @@ impl IcarusH5Recording {
             if dst.is_full() {
                 return Ok(true);
             }
-            if self.next >= self.rows {
+            if self.next >= self.end_row {
                 return Ok(false);
             }
             let i = self.window_index()?;
-            let available = self.window_time.len().saturating_sub(i);
+            let left = usize::try_from(self.end_row - self.next).unwrap_or(usize::MAX);
+            let available = self.window_time.len().saturating_sub(i).min(left);
             if available == 0 {
                 return Err(malformed(format!(
                     "row {} of /time within its window of {} rows",
@@ -726,7 +752,7 @@ impl RecordingReader for IcarusH5Recording {
                 return Ok(true);
             }
         }
-        if self.next >= self.rows {
+        if self.next >= self.end_row {
             return Ok(false);
         }
         let i = self.window_index()?;
@@ -758,5 +784,30 @@ impl RecordingReader for IcarusH5Recording {
 
     fn progress_unit(&self) -> recfmt_core::ProgressUnit {
         recfmt_core::ProgressUnit::Rows
+    }
+
+    /// Starts the frames at the first whose time is at least `seconds`, found by a binary
+    /// search over `/time`; the static row (the first frame's static values and time) still
+    /// comes first. Before the first row only.
+    fn seek_time(&mut self, seconds: f64) -> Result<bool> {
+        if self.started || seconds.is_nan() {
+            return Ok(false);
+        }
+        self.next = self.first_row_at(seconds)?.min(self.end_row);
+        Ok(true)
+    }
+
+    /// Ends the frames before the first whose time is at least `seconds`.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        if self.started || seconds.is_nan() {
+            return false;
+        }
+        match self.first_row_at(seconds) {
+            Ok(row) => {
+                self.end_row = row.max(self.next);
+                true
+            }
+            Err(_) => false,
+        }
     }
 }

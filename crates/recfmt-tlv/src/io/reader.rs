@@ -1,7 +1,7 @@
 //! The low-level `timeseries.bin` reader: every record, raw, in file order.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 
 use recfmt_core::Integrity;
 
@@ -15,6 +15,9 @@ const MAX_RECORD: usize = RECORD_HEADER_LEN + u16::MAX as usize;
 const BUF_CAPACITY: usize = 4 * MAX_RECORD;
 /// A resync candidate's time must lie within this many microseconds after the last good record.
 const RESYNC_WINDOW_US: u64 = 3_600_000_000;
+/// Records in a row that must look right for [`Reader::sync_forward`] to take a byte offset
+/// for a record start (fewer when the file ends after them).
+const SYNC_CHAIN: usize = 3;
 
 /// Reads `timeseries.bin` record by record with constant memory.
 ///
@@ -52,6 +55,8 @@ pub struct Reader<R> {
     trailing: Vec<u8>,
     integrity: Integrity,
     non_monotonic: u64,
+    /// The records end at the first one this late ([`Reader::set_stop_us`]).
+    stop_us: u64,
 }
 
 impl<R: Read> Reader<R> {
@@ -70,6 +75,7 @@ impl<R: Read> Reader<R> {
             trailing: Vec::new(),
             integrity: Integrity::default(),
             non_monotonic: 0,
+            stop_us: u64::MAX,
         }
     }
 
@@ -84,6 +90,13 @@ impl<R: Read> Reader<R> {
     /// byte at a time for two plausible records in a row; the bytes skipped are reported.
     pub fn set_resync(&mut self, expected: Option<BTreeMap<u16, usize>>) {
         self.resync = expected;
+    }
+
+    /// Ends the records at the first one whose `t_us` is `t_us` or later, for a caller that
+    /// wants nothing from that time on and knows the records are in time order. In resync
+    /// mode an implausible header is resynchronised over first, so garbage does not end them.
+    pub fn set_stop_us(&mut self, t_us: u64) {
+        self.stop_us = t_us;
     }
 
     /// Byte offset of the next unread byte.
@@ -217,7 +230,7 @@ impl<R: Read> Reader<R> {
         if self.resync.is_none() && self.end - self.pos >= RECORD_HEADER_LEN {
             let header = self.peek_header();
             let total = RECORD_HEADER_LEN + usize::from(header.len);
-            if self.end - self.pos >= total {
+            if self.end - self.pos >= total && header.t_us < self.stop_us {
                 return Ok(Some(self.take_record(header, total)));
             }
         }
@@ -242,6 +255,10 @@ impl<R: Read> Reader<R> {
                 return Ok(None);
             }
             header = self.peek_header();
+        }
+        if header.t_us >= self.stop_us {
+            // Left unread: every later call stops here again.
+            return Ok(None);
         }
         let total = RECORD_HEADER_LEN + usize::from(header.len);
         available = self.fill(total)?;
@@ -371,6 +388,83 @@ impl<R: Read> Reader<R> {
                 return Ok(true);
             }
         }
+    }
+}
+
+impl<R: Read> Reader<R> {
+    /// Scans forward, byte by byte, at most `limit` bytes for an offset where a record starts:
+    /// [`SYNC_CHAIN`] records in a row whose headers `known` accepts, each no earlier than the
+    /// one before and within [`RESYNC_WINDOW_US`] of it (or fewer, ending exactly at the end
+    /// of the file, or at a torn tail). Leaves the reader there and returns the record's
+    /// offset and time, or `None` (reader somewhere in the scanned bytes) when none was found.
+    pub fn sync_forward(
+        &mut self,
+        known: impl Fn(&RecordHeader) -> bool,
+        limit: u64,
+    ) -> Result<Option<(u64, u64)>> {
+        let start = self.offset;
+        while self.offset - start < limit {
+            let available = self.fill(SYNC_CHAIN * MAX_RECORD)?;
+            if available < RECORD_HEADER_LEN {
+                return Ok(None);
+            }
+            let window = &self.buf[self.pos..self.pos + available];
+            if let Some(t_us) = chain_starts(window, self.eof, &known) {
+                return Ok(Some((self.offset, t_us)));
+            }
+            self.consume(1);
+        }
+        Ok(None)
+    }
+}
+
+/// The time of the record `bytes` starts with, when it and the records after it form a chain
+/// that [`Reader::sync_forward`] accepts; `at_eof` tells whether `bytes` ends the file.
+fn chain_starts(bytes: &[u8], at_eof: bool, known: &impl Fn(&RecordHeader) -> bool) -> Option<u64> {
+    let mut at = 0;
+    let mut first = None;
+    let mut last: Option<u64> = None;
+    for _ in 0..SYNC_CHAIN {
+        let Some(head) = bytes.get(at..at + RECORD_HEADER_LEN) else {
+            // The chain runs into the end of the file (exactly, or a torn header).
+            return first.filter(|_| at_eof);
+        };
+        let mut raw = [0; RECORD_HEADER_LEN];
+        raw.copy_from_slice(head);
+        let h = RecordHeader::parse(&raw);
+        let in_order = last.is_none_or(|l| h.t_us >= l && h.t_us - l <= RESYNC_WINDOW_US);
+        if !known(&h) || !in_order {
+            return None;
+        }
+        first.get_or_insert(h.t_us);
+        last = Some(h.t_us);
+        at += RECORD_HEADER_LEN + usize::from(h.len);
+        if at > bytes.len() {
+            // A torn last record: the chain is as long as the file allows.
+            return first.filter(|_| at_eof);
+        }
+    }
+    first
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Moves to byte `offset` of the file, dropping what is buffered; the next record is read
+    /// from there (which should be a record start: see [`Reader::sync_forward`]).
+    pub fn seek_to(&mut self, offset: u64) -> Result<()> {
+        self.inner.seek(SeekFrom::Start(offset))?;
+        self.pos = 0;
+        self.end = 0;
+        self.offset = offset;
+        self.eof = false;
+        self.last_t = None;
+        Ok(())
+    }
+
+    /// The length of the file, leaving the position where it was.
+    pub fn file_len(&mut self) -> Result<u64> {
+        let len = self.inner.seek(SeekFrom::End(0))?;
+        self.seek_to(self.offset)?;
+        Ok(len)
     }
 }
 
