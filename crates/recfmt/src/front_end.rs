@@ -218,7 +218,11 @@ mod tests {
     fn hooks_take_their_place_among_the_capabilities() {
         let registry = crate::default_registry();
         let of = |id: &str| capabilities(registry.by_id(id).expect("registered"));
-        assert_eq!(of("icarec"), ["write", "copy", "validate", "state-at"]);
+        // `mat` (any recording to MATLAB) is an output of the ICAREC crate.
+        assert_eq!(
+            of("icarec"),
+            ["write", "copy", "validate", "state-at", "outputs"]
+        );
         assert_eq!(
             of("nanover"),
             ["write", "copy", "validate", "recover", "options", "outputs"]
