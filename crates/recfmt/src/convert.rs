@@ -156,6 +156,11 @@ impl ConvertOptions {
         output: &SpecialOutput,
     ) -> Result<WriteOptions> {
         let mut options = self.write_options_for(registry, format)?;
+        // An output named as its format (CARLA's `carla` from a table) takes the format's
+        // own options (`carla.map`); only outputs with options of their own add any.
+        if output.options.is_empty() || output.id.eq_ignore_ascii_case(format.info.id) {
+            return Ok(options);
+        }
         let own =
             registry.output_write_options(output, self.replace(), &self.open.format_options)?;
         for (key, value) in own.format_options.pairs() {
