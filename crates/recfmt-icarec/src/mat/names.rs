@@ -38,7 +38,7 @@ const KEYWORDS: [&str; 20] = [
     "while",
 ];
 
-/// `name` as a MATLAB identifier (without resolving collisions; see [`Names`]).
+/// `name` as a MATLAB identifier (without resolving collisions; see `Names`).
 pub fn identifier(name: &str) -> String {
     let mapped: String = name
         .chars()
