@@ -790,7 +790,7 @@ impl<R: Read + Send> RecordingReader for UsvlogRecording<R> {
 
     /// Searches the records for the time on sources opened seekable
     /// ([`UsvlogRecording::open`], [`UsvlogRecording::new_seekable`]); see
-    /// [`UsvlogRecording::seek_records`]. `events.jsonl` is still read whole. The record
+    /// `UsvlogRecording::seek_records`. `events.jsonl` is still read whole. The record
     /// counts of `meta.json` are no longer compared, as the records before the start are not
     /// read.
     fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {

@@ -393,8 +393,8 @@ impl<R: Read> Reader<R> {
 
 impl<R: Read> Reader<R> {
     /// Scans forward, byte by byte, at most `limit` bytes for an offset where a record starts:
-    /// [`SYNC_CHAIN`] records in a row whose headers `known` accepts, each no earlier than the
-    /// one before and within [`RESYNC_WINDOW_US`] of it (or fewer, ending exactly at the end
+    /// `SYNC_CHAIN` records in a row whose headers `known` accepts, each no earlier than the
+    /// one before and within `RESYNC_WINDOW_US` of it (or fewer, ending exactly at the end
     /// of the file, or at a torn tail). Leaves the reader there and returns the record's
     /// offset and time, or `None` (reader somewhere in the scanned bytes) when none was found.
     pub fn sync_forward(
