@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
 use super::{
-    Move, Pending, Replace, already_exists, builder, check_target, move_all, register, temp_prefix,
-    unregister,
+    Move, Pending, Replace, already_exists, builder, check_target, create_pending, move_all,
+    temp_prefix, unregister,
 };
 
 /// Folders created for an output (a missing output folder and its missing parents), removed
@@ -35,11 +35,11 @@ impl CreatedDirs {
         }
         let mut created = CreatedDirs::default();
         for dir in missing.into_iter().rev() {
-            match std::fs::create_dir(&dir) {
-                Ok(()) => {
-                    register(Pending::CreatedDir(dir.clone()));
-                    created.dirs.push(dir);
-                }
+            match create_pending(
+                || std::fs::create_dir(&dir),
+                |()| Pending::CreatedDir(dir.clone()),
+            ) {
+                Ok(()) => created.dirs.push(dir),
                 // Another run made it meanwhile: not ours to remove.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
                 Err(e) => return Err(e),
@@ -108,9 +108,11 @@ impl AtomicDir {
             _ => CreatedDirs::default(),
         };
         let (dir, prefix) = temp_prefix(target)?;
-        let temp = builder(&prefix, 0o777).tempdir_in(dir)?;
+        let temp = create_pending(
+            || builder(&prefix, 0o777).tempdir_in(&dir),
+            |temp| Pending::Temporary(temp.path().to_path_buf()),
+        )?;
         let path = temp.path().to_path_buf();
-        register(Pending::Temporary(path.clone()));
         Ok(AtomicDir {
             temp: Some(temp),
             path,

@@ -5,7 +5,7 @@ use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Pending, TEMP_SUFFIX, register, unregister};
+use super::{Pending, TEMP_SUFFIX, create_pending, unregister};
 
 /// A lock on an output folder: `.recfmt.lock` holding the process id (and, on Linux, the
 /// process's start time), created exclusively. A second run writing into the same folder is
@@ -30,14 +30,16 @@ impl DirLock {
     pub fn acquire_named(dir: &Path, name: &str) -> io::Result<Self> {
         let path = dir.join(name);
         for _ in 0..2 {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
+            match create_pending(
+                || OpenOptions::new().write(true).create_new(true).open(&path),
+                |_| Pending::Temporary(path.clone()),
+            ) {
                 Ok(mut f) => {
                     let pid = std::process::id();
                     match process_start_time(pid) {
                         Some(started) => writeln!(f, "{pid} {started}")?,
                         None => writeln!(f, "{pid}")?,
                     }
-                    register(Pending::Temporary(path.clone()));
                     return Ok(DirLock { path });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {

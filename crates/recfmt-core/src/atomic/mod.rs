@@ -59,16 +59,35 @@ impl Pending {
     }
 }
 
-static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+/// What this process has made and not finished; `None` once [`remove_pending`] ran, so
+/// nothing more is made.
+static PENDING: Mutex<Option<Vec<Pending>>> = Mutex::new(Some(Vec::new()));
 
-fn register(pending: Pending) {
-    if let Ok(mut all) = PENDING.lock() {
-        all.push(pending);
-    }
+/// Makes something that must go if the process is interrupted and registers it, both under
+/// the registry's lock: a signal handler's [`remove_pending`] then sees either nothing or
+/// the registered thing, never a file or folder made but not yet registered (which would
+/// outlive the interruption). After [`remove_pending`] nothing more is made: `Interrupted`.
+fn create_pending<T>(
+    create: impl FnOnce() -> io::Result<T>,
+    pending: impl FnOnce(&T) -> Pending,
+) -> io::Result<T> {
+    let mut guard = PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(all) = guard.as_mut() else {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "interrupted: no new output is started",
+        ));
+    };
+    let made = create()?;
+    all.push(pending(&made));
+    Ok(made)
 }
 
 fn unregister(path: &Path) {
-    if let Ok(mut all) = PENDING.lock()
+    if let Ok(mut guard) = PENDING.lock()
+        && let Some(all) = guard.as_mut()
         && let Some(i) = all.iter().rposition(|p| p.path() == path)
     {
         all.remove(i);
@@ -77,12 +96,14 @@ fn unregister(path: &Path) {
 
 /// Removes every temporary output of this process that is not finished yet, then the
 /// folders it created that are empty now. For a signal handler: after it, exit without
-/// running the writers further.
+/// running the writers further. Outputs other threads start afterwards fail (`Interrupted`)
+/// instead of being made.
 pub fn remove_pending() {
-    let all = match PENDING.lock() {
-        Ok(mut all) => std::mem::take(&mut *all),
-        Err(_) => return,
-    };
+    let all = PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+        .unwrap_or_default();
     for pending in &all {
         if let Pending::Temporary(path) = pending {
             remove_any(path);
@@ -94,6 +115,14 @@ pub fn remove_pending() {
             let _ = std::fs::remove_dir(path);
         }
     }
+}
+
+/// Lets outputs be made again after [`remove_pending`], for the tests that call it.
+#[cfg(test)]
+fn reopen_pending() {
+    *PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Vec::new());
 }
 
 /// Removes a file or a folder with its content, whichever `path` is.
@@ -155,8 +184,10 @@ fn builder(prefix: &str, #[allow(unused)] mode: u32) -> Builder<'_, 'static> {
 /// removes it.
 fn temp_file(target: &Path) -> io::Result<NamedTempFile> {
     let (dir, prefix) = temp_prefix(target)?;
-    let file = builder(&prefix, 0o666).tempfile_in(dir)?;
-    register(Pending::Temporary(file.path().to_path_buf()));
+    let file = create_pending(
+        || builder(&prefix, 0o666).tempfile_in(&dir),
+        |file| Pending::Temporary(file.path().to_path_buf()),
+    )?;
     Ok(file)
 }
 
@@ -390,8 +421,10 @@ fn backup_of(target: &Path, replace: Replace) -> io::Result<Option<NamedTempFile
     match std::fs::symlink_metadata(target) {
         Ok(m) if m.file_type().is_file() && replace == Replace::RegularFile => {
             let (dir, prefix) = temp_prefix(target)?;
-            let backup = builder(&prefix, 0o666).make_in(dir, |p| std::fs::hard_link(target, p))?;
-            register(Pending::Temporary(backup.path().to_path_buf()));
+            let backup = create_pending(
+                || builder(&prefix, 0o666).make_in(&dir, |p| std::fs::hard_link(target, p)),
+                |backup| Pending::Temporary(backup.path().to_path_buf()),
+            )?;
             Ok(Some(backup))
         }
         _ => Ok(None),
@@ -628,8 +661,13 @@ pub(crate) mod tests {
         assert_eq!(names(&dir).len(), 3);
         remove_pending();
         assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+        // Another thread's output started after the handler ran is refused, not made.
+        let late = CreatedDirs::create(&dir.join("late")).expect_err("interrupted");
+        assert_eq!(late.kind(), io::ErrorKind::Interrupted);
+        assert!(AtomicDir::create(&dir.join("late2"), Replace::Never, &[]).is_err());
+        reopen_pending();
         drop((f, session, created));
-        assert!(names(&dir).is_empty());
+        assert!(names(&dir).is_empty(), "{:?}", names(&dir));
         std::fs::remove_dir_all(dir).ok();
     }
 
