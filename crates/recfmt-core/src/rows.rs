@@ -258,6 +258,48 @@ impl<'a> RowWriter<'a> {
         Ok(())
     }
 
+    /// Appends the next signal's values for the rows of a run ([`RowWriter::begin_rows`])
+    /// when the signal is a fixed-shape array of `width` elements: `width` elements per row,
+    /// row after row (exactly `width` times the rows the run holds), converted as
+    /// [`RowWriter::push_slice`] converts.
+    #[inline]
+    pub fn push_array_column<T: RowElement>(
+        &mut self,
+        values: impl IntoIterator<Item = T>,
+        width: usize,
+    ) -> Result<()> {
+        let signal = self.next_signal()?;
+        let (stream, run) = (self.stream, self.run);
+        let mut values = values.into_iter().take(run.saturating_mul(width));
+        let taken = match &mut self.target {
+            Target::Frame(frame) => {
+                let items: Vec<T> = values.by_ref().take(width).collect();
+                if items.len() == width {
+                    put_frame_value(frame, signal, Value::Array(T::array(&items)));
+                    1
+                } else {
+                    0
+                }
+            }
+            Target::Batches(set) => {
+                let batch = set.stream_mut(stream);
+                let rows = batch.rows();
+                let column = column_at(batch.columns_mut(), signal, stream)?;
+                column
+                    .extend_fixed_native(values, width, rows)
+                    .map_err(|message| value_error(stream, signal, message))?
+            }
+        };
+        if taken != run {
+            return Err(value_error(
+                stream,
+                signal,
+                format!("the run has {run} rows but {taken} rows of {width} elements were pushed"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Appends the next signal's value: any number type or `bool`. Stored as is when it is
     /// the column's type; otherwise converted exactly as the row path converts (an integer
     /// must fit, a float is refused by an integer column), or refused with an error.

@@ -489,8 +489,9 @@ fn a_reader_may_skip_the_values_a_projection_left_out_but_not_the_wanted_ones() 
     assert!(row.skip().is_err());
 }
 
-/// Rows written in runs (`begin_rows` and `push_column`), as a reader of fixed-size records
-/// does: 1,000 pings in runs of up to 37, one column converted (`u32` into a `u64` column).
+/// Rows written in runs (`begin_rows`, `push_column` and `push_array_column`), as a reader of
+/// fixed-size records does: 1,000 pings in runs of up to 37, one column converted (`u32` into
+/// a `u64` column), an array column of its own type and one converted (`u8` into `u32`).
 struct RunReader(Header, Schema, Integrity, u32);
 
 impl RecordingReader for RunReader {
@@ -521,10 +522,16 @@ impl RecordingReader for RunReader {
         row.push_column(ids.clone().map(|i| f64::from(i) * 0.5))?;
         row.push_column(ids.clone())?;
         if row.wants_next() {
-            row.push_column(ids.map(|i| i as f32))?;
+            row.push_column(ids.clone().map(|i| i as f32))?;
         } else {
             row.skip()?;
         }
+        if row.wants_next() {
+            row.push_array_column(ids.clone().flat_map(|i| [i as u16, 1, 2]), 3)?;
+        } else {
+            row.skip()?;
+        }
+        row.push_array_column(ids.flat_map(|i| [(i % 256) as u8, 7]), 2)?;
         row.finish()?;
         self.3 += rows as u32;
         Ok(true)
@@ -533,9 +540,15 @@ impl RecordingReader for RunReader {
 
 #[test]
 fn rows_in_runs_read_as_rows_one_by_one() {
+    let array = |name: &str, dtype, n| SignalDesc {
+        shape: Shape::Fixed(vec![n]),
+        ..SignalDesc::scalar(name, dtype)
+    };
     let schema = one_stream(vec![
         SignalDesc::scalar("beacon", DType::U64),
         SignalDesc::scalar("rssi", DType::F32),
+        array("cells", DType::U16, 3),
+        array("pair", DType::U32, 2),
     ]);
     let reader = || RunReader(Header::default(), schema.clone(), Integrity::default(), 0);
     let mut frames = Vec::new();
@@ -547,7 +560,13 @@ fn rows_in_runs_read_as_rows_one_by_one() {
     assert_eq!(frames.len(), 1000);
     assert_eq!(
         frames[999],
-        vec![Value::Float(499.5), Value::UInt(999), Value::Float(999.0)]
+        vec![
+            Value::Float(499.5),
+            Value::UInt(999),
+            Value::Float(999.0),
+            Value::Array(ArrayValue::UInt(vec![999, 1, 2])),
+            Value::Array(ArrayValue::UInt(vec![999 % 256, 7])),
+        ]
     );
     for capacity in [1, 100, 4096] {
         let mut r = reader();

@@ -74,7 +74,7 @@ impl RowDecoder {
     /// Writes the records of `run` as rows of `stream` (a stream with a layout), from the
     /// first on, as one run of rows column by column: as many as the stream's batch takes
     /// before it is full ([`RowWriter::begin_rows`]), one on the row view, one per call for
-    /// a layout with arrays. Returns the rows written (0 when the stream is not wanted).
+    /// a layout that is not columnar ([`CompiledLayout::is_columnar`]). Returns the rows written (0 when the stream is not wanted).
     pub(crate) fn write_run(
         &self,
         stream: usize,

@@ -435,8 +435,13 @@ impl<R: Read> UsvlogRecording<R> {
     /// except a long payload, kept as the single-threaded path keeps it.
     fn frame_block(&mut self, block: &mut Block, limit: usize) -> Result<bool> {
         while block.bytes() < limit {
-            let Some(record) = self.reader.read_record_ref()? else {
-                return Ok(false);
+            let record = if self.reader.has_buffered_record() {
+                self.reader.take_buffered_record()
+            } else {
+                match self.reader.read_record_ref()? {
+                    Some(record) => record,
+                    None => return Ok(false),
+                }
             };
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
@@ -581,8 +586,13 @@ impl<R: Read> UsvlogRecording<R> {
     /// [`Self::next_record_row`].
     fn gather_chunk(&mut self, gathered: &mut Gathered, row: &mut RowWriter<'_>) -> Result<Chunk> {
         for _ in 0..GATHER_RECORDS {
-            let Some(record) = self.reader.read_record_ref()? else {
-                return Ok(Chunk::End);
+            let record = if self.reader.has_buffered_record() {
+                self.reader.take_buffered_record()
+            } else {
+                match self.reader.read_record_ref()? {
+                    Some(record) => record,
+                    None => return Ok(Chunk::End),
+                }
             };
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {

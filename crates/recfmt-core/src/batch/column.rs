@@ -348,6 +348,59 @@ impl ColumnBuf {
         Ok(added)
     }
 
+    /// Appends `width` elements per row for a run of rows of a fixed-shape array column
+    /// (see [`crate::RowWriter::push_array_column`]), row after row: straight into the
+    /// column's `Vec` when `T` is its element type and the shape is `width`, else row by row
+    /// as [`ColumnBuf::push_value`] does (`row`: the rows the batch holds before the run).
+    /// Returns the whole rows taken; `values` must hold a whole number of rows.
+    pub(crate) fn extend_fixed_native<T: crate::RowElement>(
+        &mut self,
+        values: impl Iterator<Item = T>,
+        width: usize,
+        row: usize,
+    ) -> std::result::Result<usize, String> {
+        let width = width.max(1);
+        if self.skipped {
+            return Ok(values.count() / width);
+        }
+        if let RowShape::Fixed(n) = self.shape
+            && n == width
+            && let Some(data) = T::elements_mut(&mut self.data)
+        {
+            let before = data.len();
+            data.extend(values);
+            let added = data.len() - before;
+            if added % width != 0 {
+                data.truncate(before);
+                return Err(format!(
+                    "{added} elements do not make whole rows of {width} elements"
+                ));
+            }
+            if !self.validity.is_empty() {
+                self.validity
+                    .extend(std::iter::repeat_n(true, added / width));
+            }
+            return Ok(added / width);
+        }
+        let mut items = Vec::with_capacity(width);
+        let mut added = 0;
+        for value in values {
+            items.push(value);
+            if items.len() == width {
+                self.push_value(&Value::Array(T::array(&items)), row + added)?;
+                items.clear();
+                added += 1;
+            }
+        }
+        if !items.is_empty() {
+            return Err(format!(
+                "{} elements left over after {added} rows of {width} elements",
+                items.len()
+            ));
+        }
+        Ok(added)
+    }
+
     /// Drops every row past the first `rows` (the values of a row a reader did not finish).
     pub(super) fn truncate_rows(&mut self, rows: usize) {
         if self.skipped {

@@ -69,12 +69,13 @@ impl CompiledLayout {
         self.fields.is_empty()
     }
 
-    /// True when every value field is a single number or bool, so that records of this
-    /// layout can be decoded as runs, column by column ([`CompiledLayout::write_columns`]).
+    /// True when every value field is a number or bool, or a fixed-size array of them, so
+    /// that records of this layout can be decoded as runs, column by column
+    /// ([`CompiledLayout::write_columns`]).
     pub fn is_columnar(&self) -> bool {
         self.fields
             .iter()
-            .all(|&(_, dtype, count)| count == 1 && dtype.size().is_some())
+            .all(|&(_, dtype, count)| count >= 1 && dtype.size().is_some())
     }
 
     /// Pushes the value fields of `rows` records to `row` (a run begun with
@@ -82,8 +83,8 @@ impl CompiledLayout {
     /// records' payloads back to back, each [`CompiledLayout::size`] bytes. Each field is
     /// decoded in its own type; a field a projection left out is skipped, not decoded. The
     /// one decode of a record layout: the row view (a run of one), the column view and
-    /// USVLOG's decoding threads all come here. A layout with arrays takes runs of one row
-    /// ([`CompiledLayout::is_columnar`]). Fails when `payloads` is shorter than `rows`
+    /// USVLOG's decoding threads all come here; an array field fills a fixed-shape column
+    /// (`count` elements per row). Fails when `payloads` is shorter than `rows`
     /// payloads.
     pub fn write_columns(
         &self,
@@ -108,12 +109,53 @@ impl CompiledLayout {
                 let width = dtype.size().unwrap_or(1);
                 push_array(dtype, &payloads[offset..offset + width * count], row)?;
             } else {
-                return Err(recfmt_core::Error::invalid(format!(
-                    "an array field decoded for a run of {rows} rows"
-                )));
+                push_arrays(dtype, payloads, self.size, offset, count, rows, row)?;
             }
         }
         Ok(())
+    }
+}
+
+/// Pushes the array field of `count` elements at `offset` of `rows` payloads of `stride`
+/// bytes each, as one fixed-shape column of a run.
+#[inline]
+fn push_arrays(
+    dtype: DType,
+    payloads: &[u8],
+    stride: usize,
+    offset: usize,
+    count: usize,
+    rows: usize,
+    row: &mut RowWriter<'_>,
+) -> recfmt_core::Result<()> {
+    macro_rules! column {
+        ($t:ty, $from:expr) => {{
+            const N: usize = std::mem::size_of::<$t>();
+            let elements = (0..rows).flat_map(|i| {
+                let start = i * stride + offset;
+                payloads[start..start + N * count]
+                    .chunks_exact(N)
+                    .map(|bytes| $from(le::<N>(bytes)))
+            });
+            row.push_array_column(elements, count)
+        }};
+    }
+    match dtype {
+        DType::Bool => column!(u8, |b: [u8; 1]| b[0] != 0),
+        DType::I8 => column!(i8, i8::from_le_bytes),
+        DType::I16 => column!(i16, i16::from_le_bytes),
+        DType::I32 => column!(i32, i32::from_le_bytes),
+        DType::I64 => column!(i64, i64::from_le_bytes),
+        DType::U8 => column!(u8, u8::from_le_bytes),
+        DType::U16 => column!(u16, u16::from_le_bytes),
+        DType::U32 => column!(u32, u32::from_le_bytes),
+        DType::U64 => column!(u64, u64::from_le_bytes),
+        DType::F32 => column!(f32, f32::from_le_bytes),
+        DType::F64 => column!(f64, f64::from_le_bytes),
+        // Layouts hold fixed-size numbers and bools only (checked when they are read).
+        _ => Err(recfmt_core::Error::invalid(format!(
+            "a {dtype} array field decoded for a run of {rows} rows"
+        ))),
     }
 }
 
