@@ -101,6 +101,23 @@ pub struct UsvlogRecording<R> {
 /// the per-run costs vanish, few enough that the chunk stays in the cache.
 const GATHER_RECORDS: usize = 2048;
 
+/// The next record of `$reader`, or `return $at_end` when the records end (`?` on an error).
+/// A buffered record is tested for and then taken, so it stays in registers: through
+/// `read_record_ref`'s `Result<Option<RecordRef>>` it went by the stack, at a cost of a
+/// quarter of a times-only scan.
+macro_rules! next_record {
+    ($reader:expr, $at_end:expr) => {
+        if $reader.has_buffered_record() {
+            $reader.take_buffered_record()
+        } else {
+            match $reader.read_record_ref()? {
+                Some(record) => record,
+                None => return $at_end,
+            }
+        }
+    };
+}
+
 /// How a gathered chunk of records ended.
 enum Chunk {
     /// After [`GATHER_RECORDS`] records: more may follow.
@@ -435,14 +452,7 @@ impl<R: Read> UsvlogRecording<R> {
     /// except a long payload, kept as the single-threaded path keeps it.
     fn frame_block(&mut self, block: &mut Block, limit: usize) -> Result<bool> {
         while block.bytes() < limit {
-            let record = if self.reader.has_buffered_record() {
-                self.reader.take_buffered_record()
-            } else {
-                match self.reader.read_record_ref()? {
-                    Some(record) => record,
-                    None => return Ok(false),
-                }
-            };
+            let record = next_record!(self.reader, Ok(false));
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
@@ -586,14 +596,7 @@ impl<R: Read> UsvlogRecording<R> {
     /// [`Self::next_record_row`].
     fn gather_chunk(&mut self, gathered: &mut Gathered, row: &mut RowWriter<'_>) -> Result<Chunk> {
         for _ in 0..GATHER_RECORDS {
-            let record = if self.reader.has_buffered_record() {
-                self.reader.take_buffered_record()
-            } else {
-                match self.reader.read_record_ref()? {
-                    Some(record) => record,
-                    None => return Ok(Chunk::End),
-                }
-            };
+            let record = next_record!(self.reader, Ok(Chunk::End));
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
@@ -633,11 +636,7 @@ impl<R: Read> UsvlogRecording<R> {
     #[inline]
     fn next_record_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
         loop {
-            let record = match self.reader.read_record_ref() {
-                Ok(Some(record)) => record,
-                Ok(None) => return Ok(false),
-                Err(e) => return Err(e),
-            };
+            let record = next_record!(self.reader, Ok(false));
             let stream = self.stream_of_type[usize::from(record.type_id)] as usize;
             if stream == u32::MAX as usize {
                 *self.unknown_counts.entry(record.type_id).or_default() += 1;
