@@ -15,6 +15,8 @@
 //!   `bench custom [--rows N] [--runs K]` (a `read_row`-only reader against USVLOG) or
 //!   `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` or
 //!   `bench window [--gb N] [--format NAME]` (a 1 s window against a full scan) runs one of them.
+//! * `test [--jobs N]`: the test step of `ci` alone: the workspace's test executables, N at a
+//!   time (see `test_runner.rs`).
 //! * `sweep [--mutants N]`: the mutation sweep of every sample and fixture in release, with
 //!   10,000 mutants per format (the test suite runs fewer).
 
@@ -26,6 +28,7 @@ mod fuzz;
 mod plot_bench;
 mod python_bench;
 mod session;
+mod test_runner;
 mod window_bench;
 
 use std::ffi::OsStr;
@@ -66,6 +69,11 @@ const TASKS: &[(&str, &str)] = &[
          `bench plot [--gib N]`, `bench python [--mb N] [--gib G]`, `bench compare [--mb N] [--baseline RECFMT]`, \
          `bench custom [--rows N] [--runs K]`, `bench formats [--mb N] [--format NAME] [--baseline RECFMT]` or \
          `bench window [--gb N] [--format NAME]` (1 s out of the middle against a full scan) runs one part",
+    ),
+    (
+        "test",
+        "the workspace's test executables (what ci runs, with the interop packages), \
+         --jobs N at a time (default: the cores)",
     ),
     (
         "sweep",
@@ -133,6 +141,7 @@ fn main() -> Result<()> {
             }
         },
         Some("sweep") => sweep(&args[1..]),
+        Some("test") => test(&args[1..]),
         // Internal: runs a command and writes its peak resident memory (KiB) to a file.
         Some("peak-rss") => peak_rss(&args[1..]),
         _ => {
@@ -273,6 +282,25 @@ fn ensure_octave() {
     }
 }
 
+/// Test executables run at a time: one per core.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}
+
+/// `cargo xtask test [--jobs N]`: the test step of `ci` alone (the interop packages
+/// installed first).
+fn test(args: &[String]) -> Result<()> {
+    let jobs = match args.iter().position(|a| a == "--jobs") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|n| n.parse().ok())
+            .context("--jobs takes a number")?,
+        None => default_jobs(),
+    };
+    let python = python_env()?;
+    test_runner::test_workspace(&[("RECFMT_PYTHON", &python)], jobs)
+}
+
 fn ci() -> Result<()> {
     ensure_java();
     ensure_octave();
@@ -287,9 +315,8 @@ fn ci() -> Result<()> {
         "warnings",
     ]))?;
     fixtures(true)?;
-    run(cargo()
-        .args(["test", "--workspace", "--all-targets"])
-        .env("RECFMT_PYTHON", &python))?;
+    // `cargo test --workspace --all-targets`, the executables side by side (test_runner.rs).
+    test_runner::test_workspace(&[("RECFMT_PYTHON", &python)], default_jobs())?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     consumer::consumer_check()?;
     python_package(&python)?;
