@@ -117,6 +117,17 @@ pub fn remove_pending() {
     }
 }
 
+/// True once [`remove_pending`] has started: the process is being interrupted. A main thread
+/// that ends (with an error from an output removed under it, or even done) while a signal
+/// handler is removing outputs asks this, and leaves the exit to the handler, so the
+/// process ends with the interruption's status and only after the removal.
+pub fn interrupted() -> bool {
+    PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .is_none()
+}
+
 /// Lets outputs be made again after [`remove_pending`], for the tests that call it.
 #[cfg(test)]
 fn reopen_pending() {
@@ -659,13 +670,16 @@ pub(crate) mod tests {
             AtomicDir::create(&dir.join("session"), Replace::Never, &[]).expect("temp dir");
         let created = CreatedDirs::create(&dir.join("out/stream")).expect("mkdir");
         assert_eq!(names(&dir).len(), 3);
+        assert!(!interrupted());
         remove_pending();
+        assert!(interrupted());
         assert!(names(&dir).is_empty(), "{:?}", names(&dir));
         // Another thread's output started after the handler ran is refused, not made.
         let late = CreatedDirs::create(&dir.join("late")).expect_err("interrupted");
         assert_eq!(late.kind(), io::ErrorKind::Interrupted);
         assert!(AtomicDir::create(&dir.join("late2"), Replace::Never, &[]).is_err());
         reopen_pending();
+        assert!(!interrupted());
         drop((f, session, created));
         assert!(names(&dir).is_empty(), "{:?}", names(&dir));
         std::fs::remove_dir_all(dir).ok();

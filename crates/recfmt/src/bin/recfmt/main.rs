@@ -50,6 +50,14 @@ fn main() -> ExitCode {
             }
         }
     };
+    if recfmt::core::atomic::interrupted() {
+        // The handler is removing the unfinished outputs and ends the process with
+        // EXIT_INTERRUPTED: an error from an output removed under this thread (or its end)
+        // must not exit first with another code, nor cut the removal short.
+        loop {
+            std::thread::park();
+        }
+    }
     if let Err(e) = &result
         && is_broken_pipe(e)
     {
