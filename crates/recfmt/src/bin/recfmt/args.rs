@@ -149,7 +149,7 @@ pub struct ConvertArgs {
     pub row_group_rows: u64,
     /// Parquet: a row group is also closed at this many bytes of encoded pages (64 MiB);
     /// the row groups all streams are building share a bound of 8 MiB of writer memory, past
-    /// which the largest is written early (peak memory stays under 200 MB).
+    /// which the largest is written early.
     #[arg(long, default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub row_group_bytes: u64,
     /// CSV field delimiter (one character; `tab` for a tab).
