@@ -9,6 +9,7 @@
 mod args;
 mod commands;
 mod convert;
+mod memory;
 mod plot;
 mod query;
 
@@ -23,6 +24,7 @@ pub use recfmt::Outcome;
 const EXIT_INTERRUPTED: i32 = 130;
 
 fn main() -> ExitCode {
+    memory::return_freed_memory();
     // Ctrl-C or a termination request: remove every unfinished output, so the folder is as
     // the run found it, then stop.
     let _ = ctrlc::set_handler(|| {
