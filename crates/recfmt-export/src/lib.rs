@@ -241,7 +241,7 @@ impl ExportOptions {
     /// group, the largest is written early once the sum passes this, so peak memory does not
     /// grow with the streams. Resident memory grows by about twice the budget (allocator
     /// retention, buffers outside the estimate): a 1 GB USVLOG session of 16 streams to
-    /// Parquet peaked at 315 MB with 96 MiB, 261 MB with 48, 196 MB with 16, 172 MB with 8.
+    /// Parquet peaked at 315 MB with 96 MiB, 268 MB with 48, 201 MB with 16, 176 MB with 8.
     pub const ROW_GROUP_BUDGET: usize = 8 << 20;
 
     /// Options for `format` with 65 536 rows per batch, Parquet row groups of 1 Mi rows or

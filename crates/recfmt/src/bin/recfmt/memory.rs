@@ -4,7 +4,7 @@
 //! block is freed (up to 32 MiB), so the page and column buffers of a long Parquet conversion
 //! end up in the heap, where freed ones stay resident: converting 10 GB of USVLOG peaked at
 //! 239 MB against 173 MB for 1 GB. With the threshold fixed at 64 KiB every larger block is
-//! mapped apart and returned when freed: 108 MB for 10 GB, 91 MB for 1 GB
+//! mapped apart and returned when freed: 110 MB for 10 GB, 94 MB for 1 GB
 //! (docs/PERFORMANCE.md). Only the binary sets this; a library leaves its host's allocator
 //! alone.
 
