@@ -141,7 +141,7 @@ impl Sink {
     /// Bytes of memory held by a Parquet row group not yet written (0 for other formats):
     /// parquet-rs's estimate of what its column writers hold (pages, dictionaries, values not
     /// yet encoded), not of the row group's encoded size, which is smaller and let 1 GB of
-    /// USVLOG peak at 325 MB.
+    /// USVLOG peak at 315-325 MB.
     pub(crate) fn pending_bytes(&self) -> usize {
         match &self.inner {
             #[cfg(feature = "parquet")]

@@ -12,7 +12,7 @@
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MMAP_THRESHOLD_BYTES: libc::c_int = 64 * 1024;
 
-/// Fixes glibc's mapping threshold at [`MMAP_THRESHOLD_BYTES`], unless the user set one in
+/// Fixes glibc's mapping threshold at 64 KiB (`MMAP_THRESHOLD_BYTES`), unless the user set one in
 /// the environment (`MALLOC_MMAP_THRESHOLD_`), which glibc has read already. Call first in
 /// `main`, before any other thread starts. Nothing to do with other allocators.
 pub fn return_freed_memory() {
