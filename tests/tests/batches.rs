@@ -12,6 +12,8 @@ use recfmt_tests::{fixture, samples};
 
 #[path = "support/carla_inputs.rs"]
 mod carla_inputs;
+#[path = "support/fgtape_inputs.rs"]
+mod fgtape_inputs;
 
 /// Every input: generated fixtures of the formats that have them, and the upstream samples.
 fn inputs() -> Vec<PathBuf> {
@@ -29,129 +31,10 @@ fn inputs() -> Vec<PathBuf> {
     all.extend(samples("carla", "log"));
     all.extend(carla_inputs::inputs());
     all.extend(samples("fgtape", "fgtape"));
-    all.extend(fgtapes());
+    all.extend(fgtape_inputs::inputs());
     all.extend(samples("nanover/server-py", "traj"));
     all.extend(samples("nanover/converted", "zip"));
     all
-}
-
-/// FlightGear tapes the samples do not cover, written once per run under the test's temporary
-/// folder: Continuous tapes (uncompressed and compressed) with signals of every type,
-/// multiplayer packets and extra properties, a Recovery tape, and truncated copies of a
-/// Continuous tape and of the first Normal sample.
-fn fgtapes() -> Vec<PathBuf> {
-    use recfmt::fgtape::continuous::{
-        ContinuousFrame, ContinuousHeader, ExtraProperty, Writer, encode_extra_properties,
-    };
-    use recfmt::fgtape::mp::join_u16_packets;
-    use recfmt::fgtape::props::{PropValue, PropertyList};
-    use recfmt::fgtape::signals::{SignalType, SignalValue};
-    static WRITTEN: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-
-    let tape = |compression: Option<i32>, items: &[&str]| -> Vec<u8> {
-        let mut t = PropertyList::new();
-        t.root.set("meta/aircraft-type", PropValue::string("test"));
-        if let Some(c) = compression {
-            t.root.set("meta/continuous-compression", PropValue::int(c));
-        }
-        for (i, item) in items.iter().enumerate() {
-            t.root.set(&format!("data[{i}]"), PropValue::string(*item));
-        }
-        // Two signals of each type, interleaved, and 9 bools for a second bool byte.
-        for (k, ty) in SignalType::ALL.iter().cycle().take(19).enumerate() {
-            let ty = if k >= 12 { SignalType::Bool } else { *ty };
-            t.root.set(
-                &format!("signals/signals/signal[{k}]/type"),
-                PropValue::string(ty.name()),
-            );
-            t.root.set(
-                &format!("signals/signals/signal[{k}]/property"),
-                PropValue::string(format!("/p/{}[{k}]", ty.name())),
-            );
-        }
-        let header = ContinuousHeader::new(t).expect("header");
-        let mut w = Writer::new(Vec::new(), &header).expect("writer");
-        for i in 0..40usize {
-            let items = header.data.iter().map(|name| match name.as_str() {
-                "signals" => {
-                    let layout = header.signals.as_ref().expect("layout");
-                    let values: Vec<SignalValue> = layout
-                        .signals()
-                        .iter()
-                        .enumerate()
-                        .map(|(j, s)| {
-                            let x = (i * 31 + j * 7) as i32;
-                            match s.ty {
-                                SignalType::Double => SignalValue::Double(if x % 11 == 0 {
-                                    f64::NAN
-                                } else {
-                                    f64::from(x) * -0.37
-                                }),
-                                SignalType::Float => SignalValue::Float(x as f32 * 1.3),
-                                SignalType::Int => SignalValue::Int(x.wrapping_mul(123_457)),
-                                SignalType::Int16 => SignalValue::Int16(-(x as i16)),
-                                SignalType::Int8 => SignalValue::Int8(x as i8),
-                                SignalType::Bool => SignalValue::Bool((x / 3) % 2 == 1),
-                            }
-                        })
-                        .collect();
-                    let mut block = layout.encode(&values).expect("block");
-                    block.extend_from_slice(&[0; 8]);
-                    block
-                }
-                "multiplayer" if i % 3 != 1 => {
-                    join_u16_packets([&[i as u8; 40][..], b"short"]).expect("packets")
-                }
-                "extra-properties" if i.is_multiple_of(4) => encode_extra_properties(&[
-                    ExtraProperty::Change {
-                        path: format!("/sim/x[{i}]"),
-                        value: format!("{i}.25"),
-                    },
-                    ExtraProperty::Removal {
-                        path: "/sim/y".into(),
-                    },
-                ])
-                .expect("extra properties"),
-                _ => Vec::new(),
-            });
-            let frame = ContinuousFrame {
-                time: 100.0 + i as f64 / 8.0,
-                items: items.collect(),
-                deflate: None,
-            };
-            w.write_frame(&frame).expect("frame");
-        }
-        w.finish().expect("tape")
-    };
-    WRITTEN
-        .get_or_init(|| {
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("batches-fgtape");
-            std::fs::create_dir_all(&dir).expect("folder");
-            let all = ["signals", "multiplayer", "extra-properties"];
-            let continuous = tape(Some(0), &all);
-            let mut files = vec![
-                ("continuous.fgtape", continuous.clone()),
-                ("compressed.fgtape", tape(Some(1), &all)),
-                ("recovery.fgtape", tape(None, &["signals"])),
-                (
-                    "continuous-cut.fgtape",
-                    continuous[..continuous.len() * 2 / 3].to_vec(),
-                ),
-            ];
-            if let Some(normal) = samples("fgtape", "fgtape").first() {
-                let bytes = std::fs::read(normal).expect("sample");
-                files.push(("normal-cut.fgtape", bytes[..bytes.len() / 2].to_vec()));
-            }
-            files
-                .into_iter()
-                .map(|(name, bytes)| {
-                    let path = dir.join(name);
-                    std::fs::write(&path, bytes).expect("tape written");
-                    path
-                })
-                .collect()
-        })
-        .clone()
 }
 
 fn open(path: &Path) -> Box<dyn RecordingReader> {

@@ -1,15 +1,28 @@
 //! Time windows read by seeking against a full scan: for random windows `[start, end)`, the
 //! rows a [`SelectedReader`] hands out (which seeks to the start and stops at the end where
 //! the format allows) equal the rows of a full scan kept by time, in the same order, value
-//! for value. Inputs: generated USVLOG sessions whole, torn (garbage bytes inserted, read with
-//! resync) and truncated; the ICAREC fixtures and an Icarus HDF5 file written from one; the CARLA, FlightGear and NanoVer samples.
+//! for value, and so do the batches of its `read_batches`, stream by stream. Inputs: generated
+//! USVLOG sessions whole, torn (garbage bytes inserted, read with resync) and truncated; the
+//! ICAREC fixtures, a copy cut inside a frame, and an Icarus HDF5 file written from one; the
+//! CARLA, FlightGear and NanoVer samples; generated CARLA logs (one per build, cut and damaged
+//! copies) and FlightGear Continuous, compressed and Recovery tapes (cut copies too).
+//!
+//! The readers that stop at the end are also checked to stop: a window early in the file
+//! reads only the first part of it (`progress`), so a `stop_time` that does nothing fails.
 
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use recfmt::core::{FrameBuf, ReadOptions, RecordingReader};
+use recfmt::core::{
+    ArrayValue, BatchSet, FrameBuf, IntegrityStatus, ReadOptions, RecordingReader, Value,
+};
 use recfmt::export::{Pipeline, SelectedReader, TimeBound, TimeRange};
 use recfmt_tests::{fixture, samples};
+
+#[path = "support/carla_inputs.rs"]
+mod carla_inputs;
+#[path = "support/fgtape_inputs.rs"]
+mod fgtape_inputs;
 
 /// A row as compared: stream name and the values' debug text (NaN equals NaN).
 type Row = (String, String);
@@ -24,8 +37,12 @@ fn open(path: &Path, resync: bool) -> Box<dyn RecordingReader> {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Every row of a full scan with its time in seconds (None for rows without one).
-fn full_scan(path: &Path, resync: bool) -> Vec<(Option<f64>, Row)> {
+/// A row of a full scan: its time in seconds (None for rows without one), the row as
+/// compared with the row view, its stream and its values as compared with the column view.
+type ScannedRow = (Option<f64>, Row, usize, String);
+
+/// Every row of a full scan, and how complete the scan found the input.
+fn full_scan(path: &Path, resync: bool) -> (Vec<ScannedRow>, IntegrityStatus) {
     let mut reader = open(path, resync);
     let schema = reader.schema().clone();
     let mut frame = FrameBuf::default();
@@ -35,13 +52,20 @@ fn full_scan(path: &Path, resync: bool) -> Vec<(Option<f64>, Row)> {
         rows.push((
             frame.time_seconds(desc),
             (desc.name.clone(), format!("{:?}", frame.values)),
+            frame.stream,
+            canonical(&frame.values),
         ));
     }
-    rows
+    (rows, reader.integrity().status)
 }
 
-/// The rows of `[start, end)` read through the selection, which seeks and stops early.
-fn window(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Row> {
+/// The selection of `[start, end)` over `path`, which seeks and stops early.
+fn selected(
+    path: &Path,
+    resync: bool,
+    start: f64,
+    end: f64,
+) -> SelectedReader<Box<dyn RecordingReader>> {
     let pipeline = Pipeline {
         range: TimeRange {
             start: Some(TimeBound::Absolute(start)),
@@ -50,7 +74,12 @@ fn window(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Row> {
         },
         ..Pipeline::default()
     };
-    let mut reader = SelectedReader::new(open(path, resync), &pipeline).expect("select");
+    SelectedReader::new(open(path, resync), &pipeline).expect("select")
+}
+
+/// The rows of `[start, end)` read through the selection's `read_frame`.
+fn window(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Row> {
+    let mut reader = selected(path, resync, start, end);
     let schema = reader.schema().clone();
     let mut frame = FrameBuf::default();
     let mut rows = Vec::new();
@@ -61,19 +90,57 @@ fn window(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Row> {
     rows
 }
 
+/// The rows of `[start, end)` read through the selection's `read_batches`, as the exporters
+/// take them: per stream, in order (batches do not interleave streams).
+fn window_batches(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Vec<String>> {
+    let mut reader = selected(path, resync, start, end);
+    let schema = reader.schema().clone();
+    let mut streams = vec![Vec::new(); schema.streams.len()];
+    let mut set = BatchSet::new(&schema, 7);
+    loop {
+        let more = reader.read_batches(&mut set).expect("window batches");
+        for batch in set.take_ready(more) {
+            for row in 0..batch.rows() {
+                streams[batch.stream()].push(canonical(&batch.row_values(row)));
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    streams
+}
+
+/// A row's values as text, float arrays widened to f64 (the column view may keep `f32`
+/// arrays where the row view widened them) so the two views compare.
+fn canonical(values: &[Value]) -> String {
+    let widened: Vec<Value> = values
+        .iter()
+        .map(|v| match v {
+            Value::Array(ArrayValue::F32(a)) => {
+                Value::Array(ArrayValue::F64(a.iter().map(|&x| f64::from(x)).collect()))
+            }
+            other => other.clone(),
+        })
+        .collect();
+    format!("{widened:?}")
+}
+
 /// A scanned input: its path, whether it is read with resync, and the full scan's rows.
 struct Scanned {
     path: PathBuf,
     resync: bool,
-    rows: Vec<(Option<f64>, Row)>,
+    rows: Vec<ScannedRow>,
     /// The first and last row time.
     span: (f64, f64),
+    /// What the full scan reported.
+    status: IntegrityStatus,
 }
 
 impl Scanned {
     fn new(path: PathBuf, resync: bool) -> Self {
-        let rows = full_scan(&path, resync);
-        let times = rows.iter().filter_map(|(t, _)| *t);
+        let (rows, status) = full_scan(&path, resync);
+        let times = rows.iter().filter_map(|(t, ..)| *t);
         let span = times.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
             (lo.min(t), hi.max(t))
         });
@@ -83,6 +150,7 @@ impl Scanned {
             resync,
             rows,
             span,
+            status,
         }
     }
 
@@ -93,12 +161,12 @@ impl Scanned {
         let width = (hi - lo).max(1e-3);
         let start = lo + (from * 1.2 - 0.1) * width;
         let end = start + length * width;
-        let expected: Vec<Row> = self
-            .rows
-            .iter()
-            .filter(|(t, _)| t.is_some_and(|t| t >= start && t < end))
-            .map(|(_, row)| row.clone())
-            .collect();
+        let kept = || {
+            self.rows
+                .iter()
+                .filter(move |(t, ..)| t.is_some_and(|t| t >= start && t < end))
+        };
+        let expected: Vec<Row> = kept().map(|(_, row, ..)| row.clone()).collect();
         let got = window(&self.path, self.resync, start, end);
         if got != expected {
             let first = got.iter().zip(&expected).position(|(a, b)| a != b);
@@ -109,6 +177,20 @@ impl Scanned {
                 expected.len(),
                 first.and_then(|i| got.get(i)).or(got.last()),
                 first.and_then(|i| expected.get(i)).or(expected.last()),
+            );
+        }
+        let batches = window_batches(&self.path, self.resync, start, end);
+        let mut expected = vec![Vec::new(); batches.len()];
+        for (_, _, stream, values) in kept() {
+            expected[*stream].push(values.clone());
+        }
+        for (stream, (got, expected)) in batches.iter().zip(&expected).enumerate() {
+            assert!(
+                got == expected,
+                "{} [{start}, {end}) by batches, stream {stream}: {} rows, a full scan keeps {}",
+                self.path.display(),
+                got.len(),
+                expected.len(),
             );
         }
     }
@@ -149,6 +231,21 @@ fn inputs() -> &'static [Scanned] {
         for f in ["icarec/all_types.icarec", "icarec/torn.icarec"] {
             inputs.push((fixture(f), false));
         }
+        // The ICAREC fixture cut inside frame 120 of 200 (metadata.json still counts 200).
+        let icarec_cut = dir.path().join("cut.icarec");
+        std::fs::create_dir_all(&icarec_cut).expect("dir");
+        let icarec = fixture("icarec/all_types.icarec");
+        for entry in std::fs::read_dir(&icarec).expect("fixture") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), icarec_cut.join(entry.file_name())).expect("copy");
+        }
+        let frames = std::fs::read(icarec.join("dynamic_signals.bin")).expect("frames");
+        std::fs::write(
+            icarec_cut.join("dynamic_signals.bin"),
+            &frames[..120 * 216 + 100],
+        )
+        .expect("write");
+        inputs.push((icarec_cut, false));
         let h5 = dir.path().join("icarus.h5");
         let mut source = recfmt::icarec::IcarecRecording::open(
             &fixture("icarec/all_types.icarec"),
@@ -159,7 +256,9 @@ fn inputs() -> &'static [Scanned] {
         inputs.push((h5, false));
         for p in samples("carla", "log")
             .into_iter()
+            .chain(carla_inputs::inputs())
             .chain(samples("fgtape", "fgtape"))
+            .chain(fgtape_inputs::inputs())
             .chain(samples("nanover/server-py", "traj").into_iter().take(3))
             .chain(samples("nanover/converted", "zip"))
         {
@@ -202,6 +301,100 @@ fn usvlog_window_reads_a_fraction_of_the_file() {
         read_to < total / 2 + total / 10,
         "read to byte {read_to} of {total}"
     );
+}
+
+/// The inputs cut inside a record (or torn) are reported as such by a full scan, so the
+/// windows over them test reads of truncated inputs.
+#[test]
+fn cut_inputs_are_reported_by_a_full_scan() {
+    let mut cut = 0;
+    for scanned in inputs() {
+        let name = scanned
+            .path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        if name.starts_with("cut") || name.contains("-cut") || name.starts_with("torn") {
+            assert_ne!(
+                scanned.status,
+                IntegrityStatus::Complete,
+                "{}: a full scan found nothing lost",
+                scanned.path.display()
+            );
+            cut += 1;
+        }
+    }
+    // USVLOG (2), ICAREC (2), CARLA (2 builds), FlightGear Continuous (2); more with samples.
+    assert!(cut >= 8, "{cut} cut inputs");
+}
+
+/// The formats that end early do: a window over the first fifth of the time span, read with
+/// `stop_time` alone (no seek), reads less than half of what a full read reads (`progress`
+/// from just after opening). A `stop_time` that did nothing would read everything. Only what
+/// was read is reported: an input a full scan finds whole is whole after the early end too.
+#[test]
+fn readers_that_stop_read_the_first_part_only() {
+    let must_stop = ["icarec", "carla", "fgtape", "usvlog", "icarus-h5"];
+    let mut stopped = std::collections::BTreeSet::new();
+    for scanned in inputs() {
+        let (lo, hi) = scanned.span;
+        let end = lo + (hi - lo) / 5.0;
+        let full = {
+            let mut reader = open(&scanned.path, scanned.resync);
+            let opened = reader.progress().0;
+            let mut frame = FrameBuf::default();
+            while reader.read_frame(&mut frame).expect("full read") {}
+            reader.progress().0.saturating_sub(opened)
+        };
+        let mut reader = open(&scanned.path, scanned.resync);
+        let format = reader.format().id;
+        let opened = reader.progress().0;
+        if !reader.stop_time(end) {
+            assert!(
+                !must_stop.contains(&format),
+                "{}: a {format} reader that does not stop",
+                scanned.path.display()
+            );
+            continue;
+        }
+        let schema = reader.schema().clone();
+        let mut frame = FrameBuf::default();
+        let mut rows = 0;
+        while reader.read_frame(&mut frame).expect("stopped read") {
+            if frame
+                .time_seconds(&schema.streams[frame.stream])
+                .is_some_and(|t| t < end)
+            {
+                rows += 1;
+            }
+        }
+        let expected = scanned
+            .rows
+            .iter()
+            .filter(|(t, ..)| t.is_some_and(|t| t < end))
+            .count();
+        assert_eq!(rows, expected, "{} before {end}", scanned.path.display());
+        let read = reader.progress().0.saturating_sub(opened);
+        assert!(
+            read * 2 < full,
+            "{} ({format}): read {read} of {full} for the first fifth",
+            scanned.path.display()
+        );
+        if scanned.status == IntegrityStatus::Complete {
+            let integrity = reader.integrity();
+            assert_eq!(
+                integrity.status,
+                IntegrityStatus::Complete,
+                "{}: an early end reported as a loss: {:?}",
+                scanned.path.display(),
+                integrity.warnings
+            );
+        }
+        stopped.insert(format);
+    }
+    for format in ["icarec", "carla", "fgtape"] {
+        assert!(stopped.contains(format), "no {format} input stopped early");
+    }
 }
 
 proptest! {

@@ -128,6 +128,8 @@ pub struct CarlaRecording<R: Read> {
     /// The current packet when its records are of fixed size (`at.rec` counts those already
     /// turned into rows); `packet` is not decoded then.
     fixed_packet: Option<FixedPacket>,
+    /// The recording ends at the first FrameStart this late ([`RecordingReader::stop_time`]).
+    stop: f64,
 }
 
 /// Repositions a reader at the first frame at or after a time; set only for seekable sources.
@@ -259,6 +261,7 @@ impl<R: Read> CarlaRecording<R> {
             open_frame: None,
             fixed: Box::new(fixed_kinds(flavour.vector_width())),
             fixed_packet: None,
+            stop: f64::INFINITY,
         })
     }
 
@@ -321,6 +324,13 @@ impl<R: Read> CarlaRecording<R> {
                 self.stream = stream_of(&self.packet);
                 self.at = decoded::Cursor::default();
                 match &self.packet {
+                    Packet::FrameStart(f) if f.elapsed >= self.stop => {
+                        // The end asked for: this frame and the rest of the file are not
+                        // wanted, so not read, and no frame is left open (not truncated).
+                        self.stream = None;
+                        self.open_frame = None;
+                        return Ok(false);
+                    }
                     Packet::FrameStart(f) => {
                         self.frame = f.id;
                         self.elapsed = f.elapsed;
@@ -474,6 +484,21 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
         self.at = decoded::Cursor::default();
         self.done = !outcome.found;
         Ok(true)
+    }
+
+    /// Ends the recording at the first FrameStart whose elapsed time is at least `seconds`:
+    /// every row of a frame has the frame's time, and the recorder writes frames with rising
+    /// elapsed times (`Elapsed[k] + DurationThis[k] == Elapsed[k+1]`), so nothing after it is
+    /// wanted. A frame whose time went back after that one would not be read. The frame that
+    /// ends the recording is not reported as left open, and what lies after it (a cut tail
+    /// included) is not read, so not reported. Works on every source, seekable or not; a
+    /// later [`RecordingReader::seek_time`] keeps it.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        if seconds.is_nan() {
+            return false;
+        }
+        self.stop = seconds;
+        true
     }
 }
 

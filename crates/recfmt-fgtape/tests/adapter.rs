@@ -442,3 +442,73 @@ fn damaged_normal_tapes_through_the_adapter() {
         assert_eq!(n, frames, "case {i} at {pos}");
     }
 }
+
+/// `stop_time` on Continuous tapes: the rows before the end, as a full read gives them, with
+/// or without a seek first; the file is read only up to the first frame at or after the end,
+/// so the torn tail after it is not reached (and not reported). An end after the last frame
+/// reads to the tail and reports it.
+#[test]
+fn stopping_in_continuous_tapes_reads_up_to_the_end_only() {
+    let dir = tempfile::tempdir().unwrap();
+    for compression in [0, 1] {
+        let path = continuous_file(dir.path(), compression);
+        let full = rows(&mut FgTape::open(&path, &ReadOptions::default()).unwrap());
+        let size = std::fs::metadata(&path).unwrap().len();
+        let t = |v: &[Value]| v[0].as_f64().unwrap();
+        for (start, end) in [(None, 12.0), (None, 12.1), (Some(11.0), 13.0), (None, 0.0)] {
+            let mut tape = FgTape::open(&path, &ReadOptions::default()).unwrap();
+            if let Some(start) = start {
+                assert!(tape.seek_time(start).unwrap());
+            }
+            assert!(tape.stop_time(end));
+            let got = rows(&mut tape);
+            let from = start.unwrap_or(f64::NEG_INFINITY);
+            let expected: Vec<_> = full
+                .iter()
+                .filter(|(_, v)| t(v) >= from && t(v) < end)
+                .cloned()
+                .collect();
+            assert_eq!(got, expected, "compression {compression}, [{from}, {end})");
+            let (read, _) = tape.progress();
+            assert!(
+                read < size / 2,
+                "compression {compression}: read {read} of {size}"
+            );
+            assert_eq!(tape.integrity().status, IntegrityStatus::Complete);
+        }
+        let mut tape = FgTape::open(&path, &ReadOptions::default()).unwrap();
+        assert!(tape.stop_time(1e9));
+        assert_eq!(rows(&mut tape), full);
+        assert_eq!(tape.integrity().status, IntegrityStatus::Truncated);
+    }
+}
+
+/// `stop_time` on Normal tapes: rows come container by container in time order, so the
+/// rows before the end are those of a full read, and the containers after it are not
+/// decompressed again (the frames emitted, which `progress` counts, stop there).
+#[test]
+fn stopping_in_normal_tapes_emits_the_frames_before_the_end_only() {
+    for name in SAMPLES {
+        let Some(path) = common::sample(name) else {
+            return;
+        };
+        let full = rows(&mut FgTape::open(&path, &ReadOptions::default()).unwrap());
+        let t = |v: &[Value]| v[0].as_f64().unwrap();
+        let first = full.iter().map(|(_, v)| t(v)).fold(f64::INFINITY, f64::min);
+        let last = full
+            .iter()
+            .map(|(_, v)| t(v))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let end = first + (last - first) / 5.0;
+        let mut tape = FgTape::open(&path, &ReadOptions::default()).unwrap();
+        assert!(tape.stop_time(end));
+        let got = rows(&mut tape);
+        let expected: Vec<_> = full.iter().filter(|(_, v)| t(v) < end).cloned().collect();
+        assert!(!expected.is_empty());
+        assert_eq!(got, expected, "{name}: before {end}");
+        let (read, total) = tape.progress();
+        let total = total.unwrap();
+        assert!(read < total / 2, "{name}: progress {read} of {total}");
+        assert_eq!(tape.integrity().status, IntegrityStatus::Complete);
+    }
+}

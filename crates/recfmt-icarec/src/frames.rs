@@ -63,6 +63,8 @@ pub struct FrameReader<R> {
     last_t: Option<f64>,
     torn: Vec<u8>,
     done: bool,
+    /// The frames end before the first one at least this late ([`FrameReader::set_stop_time`]).
+    stop_t: f64,
 }
 
 /// Bytes of frames read at once: large enough to amortise the read call, small enough to stay
@@ -106,7 +108,17 @@ impl<R: Read> FrameReader<R> {
             last_t: None,
             torn: Vec::new(),
             done: false,
+            stop_t: f64::INFINITY,
         }
+    }
+
+    /// Ends the frames at the first one whose time is `t` or later, for a caller that wants
+    /// nothing from that time on. The frames are assumed in time order, as the format
+    /// requires: a frame that goes back below `t` after a later one is not read. The frame
+    /// that ends them stays unread, so neither it nor anything after it (a torn tail
+    /// included) is reported; a NaN time never ends them.
+    pub fn set_stop_time(&mut self, t: f64) {
+        self.stop_t = t;
     }
 
     /// Fills `frame` with the next complete frame; `Ok(false)` at the end (or at a torn tail).
@@ -137,7 +149,12 @@ impl<R: Read> FrameReader<R> {
         if !self.has_frame()? {
             return Ok(false);
         }
-        self.accept(f64_at(&self.block, self.next))?;
+        let t = f64_at(&self.block, self.next);
+        if t >= self.stop_t {
+            // Left unread: every later call stops here again.
+            return Ok(false);
+        }
+        self.accept(t)?;
         self.current = self.next;
         self.next += self.stride;
         Ok(true)
@@ -151,7 +168,9 @@ impl<R: Read> FrameReader<R> {
             .unwrap_or(&[])
     }
 
-    /// The time of the next complete frame without reading it, `None` at the end.
+    /// The time of the next complete frame without reading it, `None` at the end. A stop
+    /// time ([`FrameReader::set_stop_time`]) does not hide it: the static row takes its time
+    /// from the first frame whether or not that frame is read.
     pub(crate) fn peek_time(&mut self) -> Result<Option<f64>> {
         Ok(self.has_frame()?.then(|| f64_at(&self.block, self.next)))
     }

@@ -350,6 +350,20 @@ impl RecordingReader for IcarecRecording {
         Ok(true)
     }
 
+    /// Ends the frames before the first whose time is at least `seconds`, checked as each
+    /// frame is read (one comparison; no search, so nothing can fail here). Frames are
+    /// non-decreasing in time by the spec (a full read warns when they are not); a frame
+    /// that goes back below `seconds` after a later one is not read. The static row still
+    /// comes first with the first frame's time. What lies after the end (a torn last frame
+    /// included) is not read, so not reported. Before the first row only.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        if self.started || seconds.is_nan() {
+            return false;
+        }
+        self.frames.set_stop_time(seconds);
+        true
+    }
+
     fn integrity(&self) -> &Integrity {
         self.frames.integrity()
     }

@@ -59,3 +59,42 @@ fn seeking_equals_a_filtered_full_read_and_skips_the_frames_before() {
         }
     }
 }
+
+/// `stop_time` ends the frames before the first at or after the end: the rows are those of a
+/// full read before it (the static row first, with the first frame's time), the frames after
+/// it are never read, and a torn tail after it is not reached, so not reported.
+#[test]
+fn stopping_ends_the_frames_before_the_end_and_reads_no_further() {
+    let dir = tempfile::tempdir().unwrap();
+    recfmt_icarec::generate::write_torn(dir.path(), 2_000, 100).unwrap();
+    let open = || (recfmt_icarec::FORMAT.open)(dir.path(), &Default::default()).unwrap();
+    let mut whole = open();
+    let full = rows(whole.as_mut());
+    assert!(whole.integrity().lost_data(), "the torn tail is reported");
+    let stride = 216;
+    let t = |v: &[recfmt_core::Value]| v[0].as_f64().unwrap();
+    // Between frames, on a frame's time (that frame is not wanted), before the first frame.
+    for end in [3.3, 10.0, -1.0] {
+        let mut rec = open();
+        assert!(rec.stop_time(end));
+        let got = rows(rec.as_mut());
+        let expected: Vec<_> = full
+            .iter()
+            .filter(|(s, v)| s == "static" || t(v) < end)
+            .cloned()
+            .collect();
+        assert_eq!(got, expected, "end {end}");
+        let frames = got.iter().filter(|(s, _)| s == "dynamic").count() as u64;
+        assert_eq!(rec.progress().0, frames * stride, "end {end}: bytes read");
+        assert!(
+            !rec.integrity().lost_data(),
+            "end {end}: {:?}",
+            rec.integrity()
+        );
+    }
+    // An end after the last frame reads to the torn tail and reports it.
+    let mut rec = open();
+    assert!(rec.stop_time(1e9));
+    assert_eq!(rows(rec.as_mut()), full);
+    assert!(rec.integrity().lost_data());
+}

@@ -185,6 +185,10 @@ pub struct FgTape {
     size: u64,
     done: bool,
     strict: bool,
+    /// The frames end at the first one this late ([`RecordingReader::stop_time`]).
+    stop: f64,
+    /// True once the frames ended there, before the end of the tape.
+    stopped: bool,
 }
 
 impl FgTape {
@@ -205,6 +209,12 @@ impl FgTape {
                     return Ok(None);
                 }
                 let time = normal.frame.time;
+                if time >= self.stop {
+                    // Nothing from here on is wanted: the containers left stay compressed.
+                    self.done = true;
+                    self.stopped = true;
+                    return Ok(None);
+                }
                 self.pending.extend(
                     normal
                         .frame
@@ -240,6 +250,13 @@ impl FgTape {
                     return Ok(None);
                 }
                 let time = frame.time;
+                if time >= self.stop {
+                    // Nothing from here on is wanted; a cut tail after it is not reached, so
+                    // not reported.
+                    self.done = true;
+                    self.stopped = true;
+                    return Ok(None);
+                }
                 if let Some(item) = multiplayer.and_then(|i| frame.items.get(i)) {
                     match crate::mp::split_u16_packets(item) {
                         Ok(list) => self.pending.extend(list.into_iter().map(|p| Pending::Mp {
@@ -332,7 +349,9 @@ impl RecordingReader for FgTape {
         match &self.frames {
             Frames::Normal(normal) => {
                 let total: u64 = normal.kept.iter().sum();
-                if total == 0 || self.done {
+                // Frames emitted stand for the work done (the stream was read once at open);
+                // a read ended by `stop_time` did not do the rest.
+                if total == 0 || (self.done && !self.stopped) {
                     (self.size, Some(self.size))
                 } else {
                     let done = (u128::from(self.size) * u128::from(normal.emitted)
@@ -366,6 +385,23 @@ impl RecordingReader for FgTape {
         reader.seek_frame(index.seek_offset(seconds))?;
         self.pending.clear();
         self.done = false;
+        self.stopped = false;
         Ok(true)
+    }
+
+    /// Ends the rows at the first frame, in the order rows come, whose time is at least
+    /// `seconds`: its rows and the rest of the tape are not read. Continuous and Recovery
+    /// tapes stop reading the file there; Normal tapes, whose rows come container by
+    /// container in time order (long-term, medium-term, short-term), stop decompressing, so
+    /// the containers after it are never inflated again (the pass at open already read the
+    /// stream once). Frames are assumed to rise in time, as FlightGear records them: a frame
+    /// whose time goes back below `seconds` after a later one is not read. A tape cut after
+    /// the end is not reached, so not reported. Before the first row only.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        if seconds.is_nan() {
+            return false;
+        }
+        self.stop = seconds;
+        true
     }
 }

@@ -262,6 +262,8 @@ impl FgTape {
             size,
             done: false,
             strict,
+            stop: f64::INFINITY,
+            stopped: false,
         }
     }
 }
