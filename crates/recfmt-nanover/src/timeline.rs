@@ -168,6 +168,8 @@ pub struct Timeline<T, S> {
     next_frame: Option<(u128, GetFrameResponse)>,
     next_state: Option<(u128, StateUpdate)>,
     primed: bool,
+    /// Events end at the first one this late ([`Timeline::set_stop`]).
+    stop: Option<u128>,
 }
 
 impl Timeline<BufReader<File>, BufReader<File>> {
@@ -215,7 +217,20 @@ impl<T: Read, S: Read> Timeline<T, S> {
             next_frame: None,
             next_state: None,
             primed: false,
+            stop: None,
         }
+    }
+
+    /// Ends the events at the first one whose timestamp is `stop` µs or later (before it is
+    /// handed out), for a time window: records are time-ordered, so no later one is wanted.
+    /// What follows in the files is not read (one record of each is read ahead).
+    pub fn set_stop(&mut self, stop: Option<u128>) {
+        self.stop = stop;
+    }
+
+    /// True once the first records have been read: a reader may only be moved before.
+    pub fn started(&self) -> bool {
+        self.primed
     }
 
     /// Sets the version policy of both readers (before the first event).
@@ -305,6 +320,17 @@ impl<T: Read, S: Read> Timeline<T, S> {
             (None, Some(_)) => false,
             (Some((tf, _)), Some((ts, _))) => tf <= ts,
         };
+        let next_time = match (&self.next_frame, &self.next_state) {
+            (Some((t, _)), _) if take_frame => *t,
+            (_, Some((t, _))) => *t,
+            _ => 0,
+        };
+        if self.stop.is_some_and(|stop| next_time >= stop) {
+            self.next_frame = None;
+            // Both empty: every later call ends here too, without reading.
+            self.next_state = None;
+            return Ok(None);
+        }
         let mut event = Event::default();
         if take_frame && let Some((t, f)) = self.next_frame.take() {
             event.timestamp = t;
