@@ -2,12 +2,16 @@
 //! rows a [`SelectedReader`] hands out (which seeks to the start and stops at the end where
 //! the format allows) equal the rows of a full scan kept by time, in the same order, value
 //! for value. Inputs: generated USVLOG sessions whole, torn (garbage bytes inserted, read with
-//! resync) and truncated; the ICAREC fixtures and an Icarus HDF5 file written from one; the CARLA, FlightGear and NanoVer samples.
+//! resync) and truncated; the ICAREC fixtures and an Icarus HDF5 file written from one; the CARLA, FlightGear and NanoVer samples;
+//! generated NanoVer recordings (several sessions, keys set only now and then) as a
+//! `.traj`/`.state` pair whole, torn and truncated, and as a `.nanover.zip` whole and with its
+//! central directory cut. Both read paths are compared: rows (`read_frame`, in file order) and
+//! batches (`read_batches`, stream by stream).
 
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use recfmt::core::{FrameBuf, ReadOptions, RecordingReader};
+use recfmt::core::{BatchSet, FrameBuf, ReadOptions, RecordingReader};
 use recfmt::export::{Pipeline, SelectedReader, TimeBound, TimeRange};
 use recfmt_tests::{fixture, samples};
 
@@ -61,6 +65,36 @@ fn window(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Row> {
     rows
 }
 
+/// The rows of `[start, end)` read through the selection by batches, stream by stream (each
+/// stream's rows in file order).
+fn window_batches(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Vec<Row>> {
+    let pipeline = Pipeline {
+        range: TimeRange {
+            start: Some(TimeBound::Absolute(start)),
+            end: Some(TimeBound::Absolute(end)),
+            carry_last: false,
+        },
+        ..Pipeline::default()
+    };
+    let mut reader = SelectedReader::new(open(path, resync), &pipeline).expect("select");
+    let schema = reader.schema().clone();
+    let mut set = BatchSet::with_streams(&schema, 64, &|_| true);
+    let mut streams = vec![Vec::new(); schema.streams.len()];
+    loop {
+        let more = reader.read_batches(&mut set).expect("window batches");
+        for batch in set.take_ready(more) {
+            let name = &schema.streams[batch.stream()].name;
+            for row in 0..batch.rows() {
+                let values = batch.row_values(row);
+                streams[batch.stream()].push((name.clone(), format!("{values:?}")));
+            }
+        }
+        if !more {
+            return streams;
+        }
+    }
+}
+
 /// A scanned input: its path, whether it is read with resync, and the full scan's rows.
 struct Scanned {
     path: PathBuf,
@@ -100,6 +134,29 @@ impl Scanned {
             .map(|(_, row)| row.clone())
             .collect();
         let got = window(&self.path, self.resync, start, end);
+        let batches = window_batches(&self.path, self.resync, start, end);
+        let batch_rows: usize = batches.iter().map(Vec::len).sum();
+        assert_eq!(
+            batch_rows,
+            expected.len(),
+            "{} [{start}, {end}): rows by batches",
+            self.path.display()
+        );
+        for stream in batches {
+            let Some((name, _)) = stream.first() else {
+                continue;
+            };
+            let of_stream = |rows: &[Row]| -> Vec<Row> {
+                rows.iter().filter(|(n, _)| n == name).cloned().collect()
+            };
+            assert!(
+                stream == of_stream(&expected),
+                "{} [{start}, {end}): stream {name} by batches differs from the full scan ({} rows, {} expected)",
+                self.path.display(),
+                stream.len(),
+                of_stream(&expected).len(),
+            );
+        }
         if got != expected {
             let first = got.iter().zip(&expected).position(|(a, b)| a != b);
             panic!(
@@ -157,6 +214,7 @@ fn inputs() -> &'static [Scanned] {
         .expect("icarec fixture");
         recfmt::icarec::write_icarus_h5(&mut source, &h5, &Default::default()).expect("icarus h5");
         inputs.push((h5, false));
+        inputs.extend(nanover_inputs(dir.path()));
         for p in samples("carla", "log")
             .into_iter()
             .chain(samples("fgtape", "fgtape"))
@@ -172,6 +230,55 @@ fn inputs() -> &'static [Scanned] {
         (dir, scanned)
     });
     scanned
+}
+
+/// Generated NanoVer recordings, about 2 MB of `.traj` each: whole (`.traj` + `.state`), torn
+/// (garbage inserted into both, read with resync), the `.traj` cut mid-record (its `.state`
+/// whole), and as a `.nanover.zip` whole and cut inside its central directory (read from its
+/// local headers). The whole pair comes first.
+fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
+    use recfmt_nanover::generate::{long_recording, write_state, write_traj};
+    let (frames, updates) = long_recording(100, 4, 200);
+    let traj = write_traj(Vec::new(), &frames).expect("traj");
+    let state = write_state(Vec::new(), &updates).expect("state");
+    let pair = |name: &str, traj: &[u8], state: &[u8]| {
+        let path = dir.join(format!("{name}.traj"));
+        std::fs::write(&path, traj).expect("write traj");
+        std::fs::write(dir.join(format!("{name}.state")), state).expect("write state");
+        path
+    };
+    let whole = pair("nanover", &traj, &state);
+    let torn = |bytes: &[u8], at: &[f64]| {
+        let mut out = bytes.to_vec();
+        for (k, f) in at.iter().enumerate().rev() {
+            let offset = (bytes.len() as f64 * f) as usize;
+            let junk: Vec<u8> = (0..53 * (k + 1))
+                .map(|i| (i as u8).wrapping_mul(97).wrapping_add(k as u8 + 1))
+                .collect();
+            out.splice(offset..offset, junk);
+        }
+        out
+    };
+    let torn_pair = pair(
+        "nanover_torn",
+        &torn(&traj, &[0.21, 0.5, 0.83]),
+        &torn(&state, &[0.3, 0.6]),
+    );
+    let cut = pair("nanover_cut", &traj[..traj.len() * 63 / 100], &state);
+    let zip = dir.join("nanover.nanover.zip");
+    let timeline =
+        recfmt_nanover::Timeline::from_bytes(Some(&traj), Some(&state)).expect("timeline");
+    recfmt_nanover::write_zip_events(timeline, &zip).expect("zip");
+    let zip_bytes = std::fs::read(&zip).expect("read zip");
+    let zip_cut = dir.join("nanover_cut.nanover.zip");
+    std::fs::write(&zip_cut, &zip_bytes[..zip_bytes.len() - 10]).expect("write zip");
+    vec![
+        (whole, false),
+        (torn_pair, true),
+        (cut, false),
+        (zip, false),
+        (zip_cut, false),
+    ]
 }
 
 fn copy_session(from: &Path, to: &Path) {
@@ -202,6 +309,57 @@ fn usvlog_window_reads_a_fraction_of_the_file() {
         read_to < total / 2 + total / 10,
         "read to byte {read_to} of {total}"
     );
+}
+
+/// Reads `[start, end)` of `path` straight from its reader (seek, stop, then every row) and
+/// returns how far the reader had read after the first row and at the end, and the total.
+fn read_positions(path: &Path, start: f64, end: f64) -> (u64, u64, u64) {
+    let mut reader = open(path, false);
+    let total = reader.progress().1.expect("file size");
+    assert!(
+        reader.seek_time(start).expect("seek"),
+        "{}: no seek",
+        path.display()
+    );
+    assert!(reader.stop_time(end), "{}: no early end", path.display());
+    let mut frame = FrameBuf::default();
+    assert!(reader.read_frame(&mut frame).expect("read"));
+    let after_first = reader.progress().0;
+    while reader.read_frame(&mut frame).expect("read") {}
+    (after_first, reader.progress().0, total)
+}
+
+/// The generated NanoVer `.traj`/`.state` and `.nanover.zip` are big enough to have many
+/// checkpoints: a window near the end starts reading near it (not at the beginning) and ends
+/// well before the end of the files, so this fails if seeking or stopping does nothing.
+#[test]
+fn nanover_window_reads_a_fraction_of_the_file() {
+    let nanover: Vec<&Scanned> = inputs()
+        .iter()
+        .filter(|s| {
+            let name = s.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name == "nanover.traj" || name == "nanover.nanover.zip"
+        })
+        .collect();
+    assert_eq!(nanover.len(), 2);
+    for scanned in nanover {
+        let (lo, hi) = scanned.span;
+        let start = lo + (hi - lo) * 0.7;
+        let end = lo + (hi - lo) * 0.8;
+        let (after_first, at_end, total) = read_positions(&scanned.path, start, end);
+        assert!(
+            after_first > total / 2,
+            "{}: the first row of a window at 70% was read at byte {after_first} of {total}",
+            scanned.path.display()
+        );
+        assert!(
+            at_end < total * 9 / 10,
+            "{}: a window ending at 80% read to byte {at_end} of {total}",
+            scanned.path.display()
+        );
+        // And what it read is what a full scan keeps.
+        scanned.check(0.75 / 1.2 + 0.1 / 1.2, 0.1);
+    }
 }
 
 proptest! {

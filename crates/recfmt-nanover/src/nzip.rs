@@ -493,7 +493,8 @@ impl<R: Read + Seek> ZipEvents<R> {
                 && u128::from(t) >= stop
             {
                 // A time window's end: the entries are time-ordered, no later one is wanted.
-                self.next = self.entries.len();
+                // `next` stays, so every later call ends here too and `remaining` tells
+                // what was left unread.
                 break;
             }
             let i = self.next;
