@@ -78,7 +78,7 @@ fn window_batches(path: &Path, resync: bool, start: f64, end: f64) -> Vec<Vec<Ro
     };
     let mut reader = SelectedReader::new(open(path, resync), &pipeline).expect("select");
     let schema = reader.schema().clone();
-    let mut set = BatchSet::with_streams(&schema, 64, &|_| true);
+    let mut set = BatchSet::with_streams(&schema, 64, |_| true);
     let mut streams = vec![Vec::new(); schema.streams.len()];
     loop {
         let more = reader.read_batches(&mut set).expect("window batches");
