@@ -64,6 +64,9 @@ pub(crate) struct Checkpoint {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Checkpoints {
     list: Vec<Checkpoint>,
+    /// True when no time noted was earlier than one before it: only then may a window end
+    /// at the first time past its end.
+    pub in_order: bool,
 }
 
 impl Checkpoints {
@@ -94,6 +97,7 @@ pub(crate) struct Tracker {
     frames: u64,
     session: u32,
     max_ts: Option<u128>,
+    in_order: bool,
     spacing: u64,
     last_measure: u64,
     list: Vec<Checkpoint>,
@@ -108,6 +112,7 @@ impl Tracker {
             frames: 0,
             session: 0,
             max_ts: None,
+            in_order: true,
             spacing: spacing.max(1),
             last_measure: 0,
             list: Vec::new(),
@@ -121,6 +126,7 @@ impl Tracker {
 
     /// A frame or event that gives rows at `ts`.
     pub(crate) fn note_time(&mut self, ts: u128) {
+        self.in_order &= self.max_ts.is_none_or(|m| ts >= m);
         self.max_ts = Some(self.max_ts.map_or(ts, |m| m.max(ts)));
     }
 
@@ -194,7 +200,10 @@ impl Tracker {
 
     /// The checkpoints taken.
     pub(crate) fn finish(self) -> Checkpoints {
-        Checkpoints { list: self.list }
+        Checkpoints {
+            list: self.list,
+            in_order: self.in_order,
+        }
     }
 }
 
@@ -222,6 +231,7 @@ mod tests {
         assert_eq!(&*c.list[1].setters, [10, 20, 30]);
         assert_eq!((&*c.list[2].setters, c.list[2].session), (&[40][..], 1));
         // Every frame before the checkpoint is earlier than the target.
+        assert!(c.in_order);
         assert!(c.before(2).is_none());
         assert_eq!(c.before(3).map(|c| c.at), Some(30));
         assert_eq!(c.before(100).map(|c| c.at), Some(50));

@@ -168,7 +168,7 @@ pub struct Timeline<T, S> {
     next_frame: Option<(u128, GetFrameResponse)>,
     next_state: Option<(u128, StateUpdate)>,
     primed: bool,
-    /// Events end at the first one this late ([`Timeline::set_stop`]).
+    /// Frames end at the first one this late ([`Timeline::set_stop`]).
     stop: Option<u128>,
 }
 
@@ -221,9 +221,11 @@ impl<T: Read, S: Read> Timeline<T, S> {
         }
     }
 
-    /// Ends the events at the first one whose timestamp is `stop` µs or later (before it is
-    /// handed out), for a time window: records are time-ordered, so no later one is wanted.
-    /// What follows in the files is not read (one record of each is read ahead).
+    /// Ends the frames at the first one whose timestamp is `stop` µs or later (not handed
+    /// out), for a time window over a `.traj` whose times are known to increase: no later
+    /// frame is wanted, and the rest of the `.traj` is not read. The `.state` is read to its
+    /// end: its order is not known before it is read, and a torn one read with resync may
+    /// hold a bogus late time before records that are not late.
     pub fn set_stop(&mut self, stop: Option<u128>) {
         self.stop = stop;
     }
@@ -292,7 +294,10 @@ impl<T: Read, S: Read> Timeline<T, S> {
             let mut frame = Timed::default();
             self.next_frame = r
                 .read_frame(&mut frame)?
-                .then_some((frame.timestamp, frame.message));
+                .then_some((frame.timestamp, frame.message))
+                // A frame past the window ends the frames: `pull_frame` runs only after a
+                // frame is taken, so the `.traj` is not read further.
+                .filter(|(t, _)| self.stop.is_none_or(|stop| *t < stop));
         }
         Ok(())
     }
@@ -320,17 +325,6 @@ impl<T: Read, S: Read> Timeline<T, S> {
             (None, Some(_)) => false,
             (Some((tf, _)), Some((ts, _))) => tf <= ts,
         };
-        let next_time = match (&self.next_frame, &self.next_state) {
-            (Some((t, _)), _) if take_frame => *t,
-            (_, Some((t, _))) => *t,
-            _ => 0,
-        };
-        if self.stop.is_some_and(|stop| next_time >= stop) {
-            self.next_frame = None;
-            // Both empty: every later call ends here too, without reading.
-            self.next_state = None;
-            return Ok(None);
-        }
         let mut event = Event::default();
         if take_frame && let Some((t, f)) = self.next_frame.take() {
             event.timestamp = t;

@@ -1,15 +1,20 @@
 //! Time windows ([`RecordingReader::seek_time`], [`RecordingReader::stop_time`]): where
 //! reading starts and where it ends, with rows equal to a full read's.
 //!
-//! * The end: records are time-ordered, so the events end before the first one at or after
-//!   the end ([`Timeline::set_stop`], [`crate::nzip::ZipEvents::set_stop`]).
+//! * The end: where the first pass saw the `.traj`'s frames (or a zip's events) in time
+//!   order, they end before the first one at or after the end ([`Timeline::set_stop`],
+//!   [`crate::nzip::ZipEvents::set_stop`]); a `.state` is read to its end (its order is not
+//!   known before it is read).
 //! * The start of the `frames` rows: a row is the aggregated frame, which depends on records
 //!   long before the start (see [`crate::checkpoint`]), so the `.traj` and a zip's events
 //!   continue from the last checkpoint of the first pass before which every frame is
 //!   earlier than the start, after rebuilding the aggregate from the records that last set
 //!   each of its keys, and restoring the session numbering and the reader's state there.
-//! * The start of a `.state`: its rows are each update's own changes, with no aggregate, so a
-//!   binary search over byte offsets finds it ([`Reader::search_time`]).
+//! * The start of a `.state`: its rows are each update's own changes, with no aggregate; its
+//!   records before the first at or after the start are framed, not decoded
+//!   ([`Reader::skip_before`]). A binary search over byte offsets would skip records a full
+//!   read keeps where a torn file's resync accepts a bogus time, or a file without resync
+//!   ends at garbage that the search jumps over.
 //!
 //! Where the aggregate cannot be rebuilt exactly (counter resets on: they depend on values
 //! the first pass does not read; a version-1 file; a setter that no longer decodes), the
@@ -18,7 +23,7 @@
 //! [`RecordingReader::seek_time`]: recfmt_core::RecordingReader::seek_time
 //! [`RecordingReader::stop_time`]: recfmt_core::RecordingReader::stop_time
 //! [`Timeline::set_stop`]: crate::timeline::Timeline::set_stop
-//! [`Reader::search_time`]: crate::io::Reader::search_time
+//! [`Reader::skip_before`]: crate::io::Reader::skip_before
 
 use std::io::{Read, Seek};
 
@@ -82,6 +87,12 @@ impl<R: Read> NanoverRecording<R> {
         if self.started || seconds.is_nan() {
             return false;
         }
+        // Only where the first pass saw every time later than the one before: with a time
+        // going back (a bogus record accepted by resync, say), later records may still be
+        // inside the window.
+        if !self.checkpoints.as_ref().is_some_and(|c| c.in_order) {
+            return false;
+        }
         let stop = ((seconds * 1e6).ceil() as u128).saturating_add(2);
         match &mut self.source {
             Source::Files(timeline) => timeline.set_stop(Some(stop)),
@@ -141,7 +152,7 @@ impl<R: Read + Seek> NanoverRecording<R> {
         }
         let mut moved = false;
         if let Some(state) = timeline.state_mut() {
-            moved |= state.search_time(target)?;
+            moved |= state.skip_before(target)?;
         }
         let traj = timeline.traj_mut();
         if let (Some(traj), Some(cp)) = (traj, cp)
