@@ -5,7 +5,10 @@
 //! USVLOG sessions whole, torn (garbage bytes inserted, read with resync) and truncated; the
 //! ICAREC fixtures, a copy cut inside a frame, and an Icarus HDF5 file written from one; the
 //! CARLA, FlightGear and NanoVer samples; generated CARLA logs (one per build, cut and damaged
-//! copies) and FlightGear Continuous, compressed and Recovery tapes (cut copies too).
+//! copies) and FlightGear Continuous, compressed and Recovery tapes (cut copies too);
+//! generated NanoVer recordings (several sessions, keys set only now and then) as a
+//! `.traj`/`.state` pair whole, torn and truncated, and as a `.nanover.zip` whole and with its
+//! central directory cut.
 //!
 //! The readers that stop at the end are also checked to stop: a window early in the file
 //! reads only the first part of it (`progress`), so a `stop_time` that does nothing fails.
@@ -254,6 +257,7 @@ fn inputs() -> &'static [Scanned] {
         .expect("icarec fixture");
         recfmt::icarec::write_icarus_h5(&mut source, &h5, &Default::default()).expect("icarus h5");
         inputs.push((h5, false));
+        inputs.extend(nanover_inputs(dir.path()));
         for p in samples("carla", "log")
             .into_iter()
             .chain(carla_inputs::inputs())
@@ -271,6 +275,55 @@ fn inputs() -> &'static [Scanned] {
         (dir, scanned)
     });
     scanned
+}
+
+/// Generated NanoVer recordings, about 2 MB of `.traj` each: whole (`.traj` + `.state`), torn
+/// (garbage inserted into both, read with resync), the `.traj` cut mid-record (its `.state`
+/// whole), and as a `.nanover.zip` whole and cut inside its central directory (read from its
+/// local headers). The whole pair comes first.
+fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
+    use recfmt_nanover::generate::{long_recording, write_state, write_traj};
+    let (frames, updates) = long_recording(100, 4, 200);
+    let traj = write_traj(Vec::new(), &frames).expect("traj");
+    let state = write_state(Vec::new(), &updates).expect("state");
+    let pair = |name: &str, traj: &[u8], state: &[u8]| {
+        let path = dir.join(format!("{name}.traj"));
+        std::fs::write(&path, traj).expect("write traj");
+        std::fs::write(dir.join(format!("{name}.state")), state).expect("write state");
+        path
+    };
+    let whole = pair("nanover", &traj, &state);
+    let torn = |bytes: &[u8], at: &[f64]| {
+        let mut out = bytes.to_vec();
+        for (k, f) in at.iter().enumerate().rev() {
+            let offset = (bytes.len() as f64 * f) as usize;
+            let junk: Vec<u8> = (0..53 * (k + 1))
+                .map(|i| (i as u8).wrapping_mul(97).wrapping_add(k as u8 + 1))
+                .collect();
+            out.splice(offset..offset, junk);
+        }
+        out
+    };
+    let torn_pair = pair(
+        "nanover_torn",
+        &torn(&traj, &[0.21, 0.5, 0.83]),
+        &torn(&state, &[0.3, 0.6]),
+    );
+    let cut = pair("nanover_cut", &traj[..traj.len() * 63 / 100], &state);
+    let zip = dir.join("nanover.nanover.zip");
+    let timeline =
+        recfmt_nanover::Timeline::from_bytes(Some(&traj), Some(&state)).expect("timeline");
+    recfmt_nanover::write_zip_events(timeline, &zip).expect("zip");
+    let zip_bytes = std::fs::read(&zip).expect("read zip");
+    let zip_cut = dir.join("nanover_cut.nanover.zip");
+    std::fs::write(&zip_cut, &zip_bytes[..zip_bytes.len() - 10]).expect("write zip");
+    vec![
+        (whole, false),
+        (torn_pair, true),
+        (cut, false),
+        (zip, false),
+        (zip_cut, false),
+    ]
 }
 
 fn copy_session(from: &Path, to: &Path) {
@@ -328,7 +381,7 @@ fn cut_inputs_are_reported_by_a_full_scan() {
     assert!(cut >= 8, "{cut} cut inputs");
 }
 
-/// The formats that end early do: a window over the first fifth of the time span, read with
+/// The formats that end early do: a window over the first fifth of the timed rows, read with
 /// `stop_time` alone (no seek), reads less than half of what a full read reads (`progress`
 /// from just after opening). A `stop_time` that did nothing would read everything. Only what
 /// was read is reported: an input a full scan finds whole is whole after the early end too.
@@ -337,8 +390,11 @@ fn readers_that_stop_read_the_first_part_only() {
     let must_stop = ["icarec", "carla", "fgtape", "usvlog", "icarus-h5"];
     let mut stopped = std::collections::BTreeSet::new();
     for scanned in inputs() {
-        let (lo, hi) = scanned.span;
-        let end = lo + (hi - lo) / 5.0;
+        // The time a fifth of the timed rows come before: a fraction of the span would not
+        // do, since a torn input read with resync may hold one bogus late time.
+        let mut times: Vec<f64> = scanned.rows.iter().filter_map(|(t, ..)| *t).collect();
+        times.sort_by(f64::total_cmp);
+        let end = times[times.len() / 5];
         let full = {
             let mut reader = open(&scanned.path, scanned.resync);
             let opened = reader.progress().0;
@@ -375,8 +431,11 @@ fn readers_that_stop_read_the_first_part_only() {
             .count();
         assert_eq!(rows, expected, "{} before {end}", scanned.path.display());
         let read = reader.progress().0.saturating_sub(opened);
+        // NanoVer reads its `.state` to the end whatever the window (its order is not known
+        // before it is read), so only its `.traj` stops: `nanover_window_reads_a_fraction_of_
+        // the_file` checks that one.
         assert!(
-            read * 2 < full,
+            format == "nanover" || read * 2 < full,
             "{} ({format}): read {read} of {full} for the first fifth",
             scanned.path.display()
         );
@@ -394,6 +453,57 @@ fn readers_that_stop_read_the_first_part_only() {
     }
     for format in ["icarec", "carla", "fgtape"] {
         assert!(stopped.contains(format), "no {format} input stopped early");
+    }
+}
+
+/// Reads `[start, end)` of `path` straight from its reader (seek, stop, then every row) and
+/// returns how far the reader had read after the first row and at the end, and the total.
+fn read_positions(path: &Path, start: f64, end: f64) -> (u64, u64, u64) {
+    let mut reader = open(path, false);
+    let total = reader.progress().1.expect("file size");
+    assert!(
+        reader.seek_time(start).expect("seek"),
+        "{}: no seek",
+        path.display()
+    );
+    assert!(reader.stop_time(end), "{}: no early end", path.display());
+    let mut frame = FrameBuf::default();
+    assert!(reader.read_frame(&mut frame).expect("read"));
+    let after_first = reader.progress().0;
+    while reader.read_frame(&mut frame).expect("read") {}
+    (after_first, reader.progress().0, total)
+}
+
+/// The generated NanoVer `.traj`/`.state` and `.nanover.zip` are big enough to have many
+/// checkpoints: a window near the end starts reading near it (not at the beginning) and ends
+/// well before the end of the files, so this fails if seeking or stopping does nothing.
+#[test]
+fn nanover_window_reads_a_fraction_of_the_file() {
+    let nanover: Vec<&Scanned> = inputs()
+        .iter()
+        .filter(|s| {
+            let name = s.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name == "nanover.traj" || name == "nanover.nanover.zip"
+        })
+        .collect();
+    assert_eq!(nanover.len(), 2);
+    for scanned in nanover {
+        let (lo, hi) = scanned.span;
+        let start = lo + (hi - lo) * 0.7;
+        let end = lo + (hi - lo) * 0.8;
+        let (after_first, at_end, total) = read_positions(&scanned.path, start, end);
+        assert!(
+            after_first > total / 2,
+            "{}: the first row of a window at 70% was read at byte {after_first} of {total}",
+            scanned.path.display()
+        );
+        assert!(
+            at_end < total * 9 / 10,
+            "{}: a window ending at 80% read to byte {at_end} of {total}",
+            scanned.path.display()
+        );
+        // And what it read is what a full scan keeps.
+        scanned.check(0.75 / 1.2 + 0.1 / 1.2, 0.1);
     }
 }
 

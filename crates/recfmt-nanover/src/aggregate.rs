@@ -59,6 +59,11 @@ impl FrameView {
         self
     }
 
+    /// Whether counter changes reset too ([`FrameView::with_counter_resets`]).
+    pub fn counter_resets_enabled(&self) -> bool {
+        self.counter_resets_enabled
+    }
+
     /// True when applying `msg` would reset the view.
     pub fn would_reset(&self, msg: &GetFrameResponse) -> bool {
         msg.frame_index == 0 || self.counter_resets_enabled && self.counter_changes(msg)

@@ -209,6 +209,71 @@ pub fn small_recording() -> (TimedFrames, TimedUpdates) {
     (frames, states)
 }
 
+/// A longer recording for time windows and other tests that need many records: `sessions`
+/// sessions (each starting with a reset: a topology frame of `particles` particles, every
+/// other one with `residue.ids` as floats) of `frames` step frames each, [`BENCH_FRAME_US`]
+/// apart. Some keys come back only now and then, so the aggregated frame of a row depends on
+/// records far before it: `custom.marker` every 17th step, the iMD force arrays every 29th,
+/// `custom.note` (a string) once per session. State updates come every 7th frame, between
+/// frames, and every 13th at a frame's time (the two then make one event), with removals.
+pub fn long_recording(
+    particles: usize,
+    sessions: usize,
+    frames: usize,
+) -> (TimedFrames, TimedUpdates) {
+    let particles = particles.max(2);
+    let mut out = Vec::new();
+    let mut updates = Vec::new();
+    let mut t = BENCH_FRAME_US;
+    for s in 0..sessions {
+        out.push((
+            t,
+            GetFrameResponse::new(0, topology(particles, s as f64, s % 2 == 1)),
+        ));
+        for i in 1..=frames {
+            t += BENCH_FRAME_US;
+            let mut f = step(particles, i);
+            if i % 17 == 0 {
+                f.values.insert("custom.marker".into(), number(i as f64));
+            }
+            if i % 29 == 0 {
+                f.arrays
+                    .insert("forces.user.index".into(), ValueArray::indices(vec![1]));
+                f.arrays.insert(
+                    "forces.user.sparse".into(),
+                    ValueArray::floats(vec![i as f32, -1.0, 0.5]),
+                );
+            }
+            if i == frames / 3 {
+                f.values
+                    .insert("custom.note".into(), text(&format!("session {s}")));
+            }
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            out.push((t, GetFrameResponse::new(index, f)));
+            if i % 7 == 0 {
+                let key = format!("update.index.p{}", i % 3);
+                updates.push((
+                    t + BENCH_FRAME_US / 2,
+                    StateUpdate::from_pairs([(key.as_str(), number(i as f64))]),
+                ));
+            }
+            if i % 13 == 0 {
+                let removed = format!("update.index.p{}", (i + 1) % 3);
+                updates.push((
+                    t,
+                    StateUpdate::from_pairs([
+                        ("scene", list(vec![number(i as f64)])),
+                        (removed.as_str(), null()),
+                    ]),
+                ));
+            }
+        }
+        t += BENCH_FRAME_US;
+    }
+    updates.sort_by_key(|(t, _)| *t);
+    (out, updates)
+}
+
 /// Writes frames into a `.traj` (version 2).
 pub fn write_traj<W: Write>(out: W, frames: &[(u128, GetFrameResponse)]) -> Result<W> {
     let mut w = Writer::new(out, FileKind::Trajectory, Version::V2)?;

@@ -83,6 +83,7 @@
 
 mod aggregate;
 mod check;
+mod checkpoint;
 pub mod error;
 // Fixture writers for tests, benches, fuzz seeds and `cargo xtask fixtures`, outside the
 // library's API: only with the feature `generate`.

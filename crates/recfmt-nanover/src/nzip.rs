@@ -281,6 +281,8 @@ pub struct ZipEvents<R> {
     last_ts: u128,
     last_time_known: bool,
     buf: Vec<u8>,
+    /// Events end before the first entry whose index time is this late ([`ZipEvents::set_stop`]).
+    stop: Option<u128>,
 }
 
 impl<R: Read + Seek> ZipEvents<R> {
@@ -437,6 +439,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             last_ts: 0,
             last_time_known: true,
             buf: Vec::new(),
+            stop: None,
         }
     }
 
@@ -486,6 +489,14 @@ impl<R: Read + Seek> ZipEvents<R> {
     /// is skipped and reported.
     pub fn next_event(&mut self) -> Result<Option<Event>> {
         while let Some(&entry) = self.entries.get(self.next) {
+            if let (Some(stop), Some(t)) = (self.stop, entry.timestamp)
+                && u128::from(t) >= stop
+            {
+                // A time window's end: the entries are time-ordered, no later one is wanted.
+                // `next` stays, so every later call ends here too and `remaining` tells
+                // what was left unread.
+                break;
+            }
             let i = self.next;
             self.next += 1;
             let at = self.messages_start + entry.offset;
@@ -525,6 +536,88 @@ impl<R: Read + Seek> ZipEvents<R> {
             }));
         }
         Ok(None)
+    }
+}
+
+/// What time windows need: where the reading is, how to continue elsewhere, and one entry's
+/// frame out of order (to rebuild an aggregated frame).
+impl<R: Read + Seek> ZipEvents<R> {
+    /// The entry the next event comes from (entries are numbered in index order).
+    pub(crate) fn next_entry(&self) -> usize {
+        self.next
+    }
+
+    /// Byte offset in the file just past the last message read (the start of the messages
+    /// before the first); where the index is in file order, as NanoVer writes it, the bytes
+    /// read so far.
+    pub(crate) fn read_to(&self) -> u64 {
+        self.next
+            .checked_sub(1)
+            .and_then(|i| self.entries.get(i))
+            .map_or(self.messages_start, |e| {
+                self.messages_start
+                    .saturating_add(e.offset)
+                    .saturating_add(e.length)
+            })
+    }
+
+    /// Bytes from the start of the messages to the end of the furthest one.
+    pub(crate) fn messages_extent(&self) -> u64 {
+        self.entries
+            .iter()
+            .map(|e| e.offset.saturating_add(e.length))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The state later events depend on: the last frame index (a frame without one counts on
+    /// from it), the last time and whether it was known.
+    pub(crate) fn resume_state(&self) -> (u32, u128, bool) {
+        (self.last_index, self.last_ts, self.last_time_known)
+    }
+
+    /// Continues at entry `next` with the state [`ZipEvents::resume_state`] gave there.
+    pub(crate) fn resume(
+        &mut self,
+        next: usize,
+        (last_index, last_ts, time_known): (u32, u128, bool),
+    ) {
+        self.next = next.min(self.entries.len());
+        self.last_index = last_index;
+        self.last_ts = last_ts;
+        self.last_time_known = time_known;
+    }
+
+    /// The frame of entry `i`, decoded as [`ZipEvents::next_event`] decodes it (whether it
+    /// resets does not depend on the entries before); `None` when the entry is missing, cut,
+    /// does not decode or holds no frame. The reading position is unchanged.
+    pub(crate) fn frame_of_entry(&mut self, i: usize) -> Result<Option<GetFrameResponse>> {
+        let Some(&entry) = self.entries.get(i) else {
+            return Ok(None);
+        };
+        self.source
+            .seek(std::io::SeekFrom::Start(self.messages_start + entry.offset))?;
+        self.buf.clear();
+        self.source
+            .by_ref()
+            .take(entry.length)
+            .read_to_end(&mut self.buf)?;
+        if self.buf.len() as u64 != entry.length {
+            return Ok(None);
+        }
+        let Ok(message) = Decoder::new(&self.buf).value() else {
+            return Ok(None);
+        };
+        let mut last_index = 0;
+        let mut ignored = Integrity::default();
+        Ok(message
+            .get("frame")
+            .map(|f| to_frame(f, &mut last_index, &mut ignored)))
+    }
+
+    /// Ends the events before the first entry whose index time is `stop` µs or later.
+    pub(crate) fn set_stop(&mut self, stop: Option<u128>) {
+        self.stop = stop;
     }
 }
 

@@ -10,12 +10,19 @@ use recfmt_core::{
 };
 
 mod columns;
+mod events;
+mod window;
 
 pub(crate) use self::columns::{ArrayKind, ScalarKind, Variant};
 use self::columns::{FrameCols, Prescan, build_schema, prescan};
 #[cfg(feature = "hdf5")]
 pub(crate) use self::columns::{array_unit, value_unit};
+pub(crate) use self::events::EventSource;
+#[cfg(not(feature = "nanover-zip"))]
+pub(crate) use self::events::zip_unsupported;
+pub use self::events::{is_nanover_zip, zip_head_is_nanover};
 use crate::aggregate::{FrameView, SIMULATION_COUNTER};
+use crate::checkpoint::{Checkpoints, Tracker, spacing_for};
 use crate::error::Result;
 use crate::header::{FileKind, Version};
 use crate::io::Reader;
@@ -57,35 +64,6 @@ enum Source<R> {
     /// Events decoded as they are read (a `.nanover.zip`).
     #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
     Events(Box<dyn EventSource>),
-}
-
-/// Events read one at a time with what reading them lost (a `.nanover.zip`'s
-/// [`crate::nzip::ZipEvents`], whose source type the adapter does not carry).
-pub(crate) trait EventSource: Send + std::fmt::Debug {
-    /// The next event, `None` after the last.
-    fn next_event(&mut self) -> Result<Option<Event>>;
-    /// What opening and reading so far lost.
-    fn integrity(&self) -> &Integrity;
-    /// Events not yet read.
-    fn remaining(&self) -> usize;
-    /// Whether the last event's time is known (see [`crate::nzip::ZipEvents::time_known`]).
-    fn time_known(&self) -> bool;
-}
-
-#[cfg(feature = "nanover-zip")]
-impl<R: Read + std::io::Seek + Send + std::fmt::Debug> EventSource for crate::nzip::ZipEvents<R> {
-    fn next_event(&mut self) -> Result<Option<Event>> {
-        crate::nzip::ZipEvents::next_event(self)
-    }
-    fn integrity(&self) -> &Integrity {
-        crate::nzip::ZipEvents::integrity(self)
-    }
-    fn remaining(&self) -> usize {
-        crate::nzip::ZipEvents::remaining(self)
-    }
-    fn time_known(&self) -> bool {
-        crate::nzip::ZipEvents::time_known(self)
-    }
 }
 
 /// Rows still to emit for the current event.
@@ -189,6 +167,12 @@ pub struct NanoverRecording<R> {
     lost_resets: u64,
     undeclared: u64,
     done: bool,
+    /// True once the first event has been read (a window may only be set before).
+    started: bool,
+    /// Where a time window may start reading (see `window.rs`).
+    checkpoints: Option<Checkpoints>,
+    /// The `.traj`/`.state` search of a time window, on sources that can seek.
+    seek_files: Option<fn(&mut Self, u128) -> Result<bool>>,
 }
 
 impl NanoverRecording<BufReader<File>> {
@@ -220,7 +204,8 @@ impl NanoverRecording<BufReader<File>> {
             };
             let mut reader = open_file(p, FileKind::Trajectory, &lenient).in_file(p)?;
             reader.set_version_policy(version);
-            scan = prescan(reader).in_file(p)?;
+            let len = std::fs::metadata(p).in_file(p)?.len();
+            scan = prescan(reader, Some(Tracker::new(spacing_for(len)))).in_file(p)?;
         }
         for p in [&paths.traj, &paths.state].into_iter().flatten() {
             total += std::fs::metadata(p).in_file(p)?.len();
@@ -241,6 +226,7 @@ impl NanoverRecording<BufReader<File>> {
                 }
             })?;
         rec.total_bytes = Some(total);
+        rec.seek_files = Some(Self::seek_files);
         Ok(rec)
     }
 }
@@ -265,44 +251,6 @@ impl NanoverRecording<BufReader<File>> {
     }
 }
 
-/// The error for a `.nanover.zip` at `path` when this build leaves the `nanover-zip` feature
-/// out: every zip entry point (open, copy, check, HDF5) gives the same one.
-#[cfg(not(feature = "nanover-zip"))]
-pub(crate) fn zip_unsupported(path: &Path) -> recfmt_core::Error {
-    recfmt_core::Error::unsupported(
-        crate::FORMAT_ID,
-        ".nanover.zip (build recfmt-nanover with the `nanover-zip` feature)",
-    )
-    .in_file(path)
-}
-
-/// True when a path looks like a `.nanover.zip`: a `.zip` name, or a zip whose first entry is
-/// one of its two files.
-pub fn is_nanover_zip(path: &Path) -> bool {
-    if path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".zip"))
-    {
-        return true;
-    }
-    let mut head = Vec::with_capacity(64);
-    File::open(path)
-        .and_then(|f| f.take(64).read_to_end(&mut head))
-        .is_ok_and(|_| zip_head_is_nanover(&head))
-}
-
-/// True when the first bytes are a zip local file header for `index.msgpack` or
-/// `messages.msgpack`.
-pub fn zip_head_is_nanover(head: &[u8]) -> bool {
-    if head.len() < 30 || !head.starts_with(b"PK\x03\x04") {
-        return false;
-    }
-    let name_len = usize::from(u16::from_le_bytes([head[26], head[27]]));
-    head.get(30..30 + name_len)
-        .is_some_and(|n| n == b"index.msgpack" || n == b"messages.msgpack")
-}
-
 impl<R: Read + std::io::Seek> NanoverRecording<R> {
     /// Reads a `.nanover.zip` (NanoVer's format since October 2025; see [`crate::nzip`]).
     /// The messages are decoded one at a time as they are read (twice: a first pass
@@ -317,12 +265,37 @@ impl<R: Read + std::io::Seek> NanoverRecording<R> {
         // First pass: the keys and types of every frame, decoded one message at a time.
         let mut scan = Prescan::default();
         let mut has_state = false;
+        let mut tracker = Tracker::new(spacing_for(events.messages_extent()));
         while let Some(e) = events.next_event()? {
+            // The entry this event came from.
+            let entry = events.next_entry().saturating_sub(1) as u64;
+            if events.time_known() {
+                tracker.note_time(e.timestamp);
+            }
             if let Some(f) = &e.frame {
                 scan.add_message(f);
+                let (values, arrays) = f
+                    .frame
+                    .as_ref()
+                    .map(|f| (f.values.keys(), f.arrays.keys()))
+                    .unzip();
+                tracker.frame(
+                    entry,
+                    f.frame_index == 0,
+                    values.into_iter().flatten().map(String::as_str),
+                    arrays.into_iter().flatten().map(String::as_str),
+                );
             }
             has_state |= e.state.is_some();
+            let (last_index, last_ts, time_known) = events.resume_state();
+            let resume = crate::checkpoint::Resume::Zip {
+                last_index,
+                last_ts,
+                time_known,
+            };
+            tracker.checkpoint(events.next_entry() as u64, events.read_to(), resume);
         }
+        scan.checkpoints = Some(tracker.finish());
         if options.strict && events.integrity().lost_data() {
             let integrity = events.integrity();
             let at = integrity.truncated_at.unwrap_or(0);
@@ -363,7 +336,7 @@ impl<'a> NanoverRecording<&'a [u8]> {
             r
         };
         let scan = match traj {
-            Some(b) => prescan(reader(b, FileKind::Trajectory, false))?,
+            Some(b) => prescan(reader(b, FileKind::Trajectory, false), None)?,
             None => Prescan::default(),
         };
         let timeline = Timeline::new(
@@ -401,7 +374,7 @@ impl<R: Read> NanoverRecording<R> {
 
     fn assemble(
         source: Source<R>,
-        scan: Prescan,
+        mut scan: Prescan,
         mut metadata: Metadata,
         (has_traj, has_state): (bool, bool),
         version: &str,
@@ -444,6 +417,9 @@ impl<R: Read> NanoverRecording<R> {
             lost_resets: 0,
             undeclared: 0,
             done: false,
+            started: false,
+            checkpoints: scan.checkpoints.take(),
+            seek_files: None,
         };
         rec.refresh_integrity();
         rec
@@ -696,6 +672,7 @@ impl<R: Read> NanoverRecording<R> {
         if self.done {
             return Ok(false);
         }
+        self.started = true;
         let (event, time_known) = match &mut self.source {
             Source::Files(t) => (t.next_event(), true),
             Source::Events(events) => {
@@ -810,7 +787,22 @@ impl<R: Read + Send> RecordingReader for NanoverRecording<R> {
             Source::Events(events) if events.remaining() == 0 => {
                 (self.total_bytes.unwrap_or(0), self.total_bytes)
             }
-            Source::Events(..) => (0, self.total_bytes),
+            Source::Events(events) => (events.read_to(), self.total_bytes),
         }
+    }
+
+    /// Continues the `.traj` (or a zip's events) from the last checkpoint of the first pass
+    /// before `seconds`, with the aggregated frame rebuilt there, and searches the `.state`
+    /// by its record times (see `recording/window.rs` and `docs/formats/nanover.md`). Rows
+    /// equal a full read's; with counter resets on, or for version-1 files, the `.traj` is
+    /// read from the start. Only valid before the first row.
+    fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
+        Ok(self.window_start(seconds)?)
+    }
+
+    /// Ends the events at the first one at or after `seconds`, assuming the records in time
+    /// order as NanoVer writes them. Only valid before the first row.
+    fn stop_time(&mut self, seconds: f64) -> bool {
+        self.window_end(seconds)
     }
 }

@@ -168,6 +168,8 @@ pub struct Timeline<T, S> {
     next_frame: Option<(u128, GetFrameResponse)>,
     next_state: Option<(u128, StateUpdate)>,
     primed: bool,
+    /// Frames end at the first one this late ([`Timeline::set_stop`]).
+    stop: Option<u128>,
 }
 
 impl Timeline<BufReader<File>, BufReader<File>> {
@@ -215,7 +217,22 @@ impl<T: Read, S: Read> Timeline<T, S> {
             next_frame: None,
             next_state: None,
             primed: false,
+            stop: None,
         }
+    }
+
+    /// Ends the frames at the first one whose timestamp is `stop` µs or later (not handed
+    /// out), for a time window over a `.traj` whose times are known to increase: no later
+    /// frame is wanted, and the rest of the `.traj` is not read. The `.state` is read to its
+    /// end: its order is not known before it is read, and a torn one read with resync may
+    /// hold a bogus late time before records that are not late.
+    pub fn set_stop(&mut self, stop: Option<u128>) {
+        self.stop = stop;
+    }
+
+    /// True once the first records have been read: a reader may only be moved before.
+    pub fn started(&self) -> bool {
+        self.primed
     }
 
     /// Sets the version policy of both readers (before the first event).
@@ -277,7 +294,10 @@ impl<T: Read, S: Read> Timeline<T, S> {
             let mut frame = Timed::default();
             self.next_frame = r
                 .read_frame(&mut frame)?
-                .then_some((frame.timestamp, frame.message));
+                .then_some((frame.timestamp, frame.message))
+                // A frame past the window ends the frames: `pull_frame` runs only after a
+                // frame is taken, so the `.traj` is not read further.
+                .filter(|(t, _)| self.stop.is_none_or(|stop| *t < stop));
         }
         Ok(())
     }

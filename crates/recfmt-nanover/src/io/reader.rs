@@ -13,6 +13,8 @@ use crate::header::{
 use crate::proto::{FrameData, GetFrameResponse, StateUpdate};
 use crate::report::{Finding, FindingKind, NanoverVerdict, Severity};
 
+mod seek;
+
 /// NanoVer's checker flags a record that comes this long (120 s) or longer after the previous.
 pub const NANOVER_MAX_INTERVAL_US: u128 = 120_000_000;
 /// While resynchronising, a candidate record must come less than this long (24 h) after the

@@ -6,16 +6,19 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
+use prost::Message;
+
 use recfmt_core::{DType, Schema, Shape, SignalDesc, StreamDesc, TimeBase};
 
 use super::{
     DELTA_KEYS_COLUMN, FRAMES_STREAM, META_KEY, META_MAP, META_TYPE, STATE_STREAM, TIME_COLUMN,
 };
+use crate::checkpoint::{Checkpoints, Resume, Tracker};
 use crate::error::Result;
 use crate::header::Version;
 use crate::io::{Reader, Record};
 use crate::proto::{GetFrameResponse, Kind, Value, ValueArray, Values};
-use crate::wire::{WireArray, WireValue, frame_keys};
+use crate::wire::{FrameKeys, WireArray, WireValue, frame_keys};
 
 /// How a `values` key is held in the frames stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,6 +218,8 @@ pub(super) struct Prescan {
     pub(super) frames: u64,
     pub(super) resets: u64,
     pub(super) max_particles: usize,
+    /// Where a time window may start reading (a `.traj` read with a length, or a zip).
+    pub(super) checkpoints: Option<Checkpoints>,
 }
 
 impl Prescan {
@@ -263,14 +268,28 @@ impl Prescan {
     }
 }
 
-/// The first pass: keys and types only, from the wire, without decoding arrays.
-pub(super) fn prescan<R: Read>(mut reader: Reader<R>) -> Result<Prescan> {
+/// The first pass: keys and types only, from the wire, without decoding arrays. With a
+/// `tracker` (version 2), also the checkpoints a time window starts from.
+pub(super) fn prescan<R: Read>(mut reader: Reader<R>, tracker: Option<Tracker>) -> Result<Prescan> {
     let mut scan = Prescan::default();
     let bare = reader.read_header()? == Version::V1;
+    let mut tracker = tracker.filter(|_| !bare);
     let mut record = Record::default();
     while reader.read_record(&mut record)? {
+        let keys = frame_keys(&record.payload, bare);
+        if let Some(t) = &mut tracker {
+            track(t, &record, keys.as_ref().ok());
+            let at = reader.position();
+            t.checkpoint(
+                at,
+                at,
+                Resume::Traj {
+                    last_ts: reader.last_timestamp(),
+                },
+            );
+        }
         // Undecodable records are skipped here; the second pass reports them.
-        let Ok(keys) = frame_keys(&record.payload, bare) else {
+        let Ok(keys) = keys else {
             continue;
         };
         // Version 1 has no index: the ordinal stands in, as in `Reader::read_frame`.
@@ -282,7 +301,45 @@ pub(super) fn prescan<R: Read>(mut reader: Reader<R>) -> Result<Prescan> {
             scan.note_array(k, Variant::of_wire(*a), a.len());
         }
     }
+    scan.checkpoints = tracker.map(Tracker::finish);
     Ok(scan)
+}
+
+/// Notes a `.traj` record in the tracker as the reading pass will apply it. That pass
+/// decodes with prost: where the wire scan could disagree in a way that changes the session
+/// numbering (a reset, the first frame) or the keys (a record the wire scan refuses), prost
+/// decides. A record the wire scan reads and prost refuses elsewhere only matters when it is
+/// a key's last setter, and rebuilding the aggregate then fails and reads from the start.
+fn track(t: &mut Tracker, record: &Record, keys: Option<&FrameKeys<'_>>) {
+    let decoded = || GetFrameResponse::decode(&record.payload[..]);
+    match keys {
+        Some(k) => {
+            // prost reads a `uint32` varint cut to 32 bits.
+            let reset = k.frame_index as u32 == 0;
+            if (reset || t.frames() == 0) && decoded().is_err() {
+                return;
+            }
+            t.note_time(record.timestamp);
+            t.frame(
+                record.offset,
+                reset,
+                k.values.iter().map(|(k, _)| *k),
+                k.arrays.iter().map(|(k, _)| *k),
+            );
+        }
+        None => {
+            if let Ok(m) = decoded() {
+                t.note_time(record.timestamp);
+                let frame = m.frame.unwrap_or_default();
+                t.frame(
+                    record.offset,
+                    m.frame_index == 0,
+                    frame.values.keys().map(String::as_str),
+                    frame.arrays.keys().map(String::as_str),
+                );
+            }
+        }
+    }
 }
 
 /// The unit of a `values` key, when NanoVer documents one.
