@@ -21,10 +21,6 @@ use std::thread::JoinHandle;
 
 use recfmt_core::{BatchSet, ColumnBuf, ColumnData, RowWriter, Schema, StreamBatch};
 
-/// Empty batches whose room a worker maps ahead ([`StreamBatch::touch_room`]) for the caller
-/// to fill: at most this many per stream, waiting or in flight.
-const TOUCHED_PER_STREAM: usize = 2;
-
 use crate::decode::{Gathered, RowDecoder};
 use crate::error::{Error, Result};
 use crate::record::{RECORD_HEADER_LEN, RecordHeader, RecordRef};
@@ -110,8 +106,6 @@ pub(crate) struct Block {
     next: usize,
     /// Records of each stream handed out: the row of the stream's next record in `decoded`.
     consumed: Vec<usize>,
-    /// Empty output batches the worker mapped the room of, for the caller's next batches.
-    touched: Vec<(Arc<Selection>, StreamBatch)>,
 }
 
 impl Block {
@@ -124,7 +118,6 @@ impl Block {
             decoded: None,
             next: 0,
             consumed: vec![0; streams],
-            touched: Vec::new(),
         }
     }
 
@@ -277,12 +270,11 @@ struct Worker {
     handle: Option<JoinHandle<()>>,
 }
 
-/// A block to decode, and empty output batches to map the room of.
+/// A block to decode.
 struct Job {
     block: Block,
     sel: Arc<Selection>,
     spare: Option<BatchSet>,
-    touch: Vec<(Arc<Selection>, StreamBatch)>,
 }
 
 /// The thread body: decodes blocks until the queue closes or the reader is gone.
@@ -290,13 +282,8 @@ fn work(shared: &Shared, jobs: &Receiver<Job>, done: &SyncSender<Result<Block>>)
     let mut gathered = Gathered::default();
     while let Ok(mut job) = jobs.recv() {
         let spare = job.spare.take();
-        let result = decode(shared, &mut job.block, &job.sel, spare, &mut gathered).map(|()| {
-            for (_, batch) in &mut job.touch {
-                batch.touch_room();
-            }
-            job.block.touched = job.touch;
-            job.block
-        });
+        let result =
+            decode(shared, &mut job.block, &job.sel, spare, &mut gathered).map(|()| job.block);
         if done.send(result).is_err() {
             break;
         }
@@ -347,17 +334,6 @@ pub(crate) struct Pipeline {
     /// The selection of the last call, shared by the blocks decoded for it.
     sel: Option<Arc<Selection>>,
     pub(crate) block_bytes: usize,
-    /// Per stream, empty output batches with their room mapped by a worker, oldest first,
-    /// each put in place of the caller's own empty batch: the caller's thread frames every
-    /// record and copies every decoded row, so the page faults of fresh output memory are
-    /// better taken on a worker.
-    touched: Vec<VecDeque<(Arc<Selection>, StreamBatch)>>,
-    /// Per stream, batches asked to be mapped and not yet back.
-    touching: Vec<usize>,
-    /// Empty batches to send with the next block.
-    to_touch: Vec<(Arc<Selection>, StreamBatch)>,
-    /// Mapped batches put in place of the caller's.
-    touched_used: u64,
 }
 
 impl Pipeline {
@@ -369,7 +345,6 @@ impl Pipeline {
         threads: usize,
         block_bytes: usize,
     ) -> Option<Self> {
-        let streams = schema.streams.len();
         let shared = Arc::new(Shared { schema, decoder });
         let mut workers = Vec::new();
         for i in 0..threads.max(1) {
@@ -397,21 +372,12 @@ impl Pipeline {
             buffers: Vec::new(),
             sel: None,
             block_bytes,
-            touched: (0..streams).map(|_| VecDeque::new()).collect(),
-            touching: vec![0; streams],
-            to_touch: Vec::new(),
-            touched_used: 0,
         })
     }
 
     /// Blocks handed to the workers so far.
     pub(crate) fn blocks_sent(&self) -> u64 {
         self.sent
-    }
-
-    /// Output batches mapped by a worker and put in place of the caller's so far.
-    pub(crate) fn touched_used(&self) -> u64 {
-        self.touched_used
     }
 
     /// An empty block for the framer.
@@ -470,7 +436,6 @@ impl Pipeline {
             block,
             sel: Arc::clone(sel),
             spare,
-            touch: std::mem::take(&mut self.to_touch),
         };
         match &worker.jobs {
             Some(jobs) if jobs.send(job).is_ok() => {
@@ -496,17 +461,7 @@ impl Pipeline {
             // Counted before a decoding error is passed on, so that the next block is taken
             // from the next worker, in file order.
             self.received += 1;
-            let mut decoded = decoded?;
-            for (sel, batch) in decoded.touched.drain(..) {
-                let stream = batch.stream();
-                if let (Some(queue), Some(asked)) =
-                    (self.touched.get_mut(stream), self.touching.get_mut(stream))
-                {
-                    *asked = asked.saturating_sub(1);
-                    queue.push_back((sel, batch));
-                }
-            }
-            self.ready.push_back(decoded);
+            self.ready.push_back(decoded?);
         }
         Ok(self.ready.front_mut())
     }
@@ -554,55 +509,7 @@ impl Pipeline {
             // for this one.
             decode(&shared, block, sel, None, &mut Gathered::default())?;
         }
-        let streams = block.counts.len().min(dst.len());
-        let starting: Vec<usize> = (0..streams)
-            .filter(|&s| {
-                dst.wants(s) && block.counts[s] > block.consumed[s] && dst.stream(s).rows() == 0
-            })
-            .collect();
-        for s in starting {
-            self.put_touched(dst, s, sel);
-        }
-        let Some(block) = self.ready.front_mut() else {
-            return Err(corrupt_block());
-        };
-        let full = consume(block, dst)?;
-        let capacity = dst.capacity();
-        for s in 0..dst.len() {
-            if dst.wants(s) && dst.stream(s).is_full(capacity) {
-                self.ask_touched(dst, s, sel);
-            }
-        }
-        Ok(Some(full))
-    }
-
-    /// Puts the oldest mapped empty batch of stream `s` for selection `sel` in place of
-    /// `dst`'s own (empty) one; batches mapped for another selection are dropped.
-    fn put_touched(&mut self, dst: &mut BatchSet, s: usize, sel: &Arc<Selection>) {
-        let Some(queue) = self.touched.get_mut(s) else {
-            return;
-        };
-        while let Some((made_for, batch)) = queue.pop_front() {
-            if Arc::ptr_eq(&made_for, sel) || *made_for == **sel {
-                *dst.stream_mut(s) = batch;
-                self.touched_used += 1;
-                return;
-            }
-        }
-    }
-
-    /// Asks a worker to map the room of stream `s`'s next batch, which `dst`'s full batch
-    /// will be followed by, unless enough are mapped or on their way.
-    fn ask_touched(&mut self, dst: &BatchSet, s: usize, sel: &Arc<Selection>) {
-        let (Some(queue), Some(asked)) = (self.touched.get(s), self.touching.get_mut(s)) else {
-            return;
-        };
-        if queue.len() + *asked >= TOUCHED_PER_STREAM {
-            return;
-        }
-        *asked += 1;
-        let next = dst.stream(s).next_empty(dst.capacity());
-        self.to_touch.push((Arc::clone(sel), next));
+        consume(block, dst).map(Some)
     }
 
     /// Writes the next framed row to `row` (for [`recfmt_core::RecordingReader::read_frame`]

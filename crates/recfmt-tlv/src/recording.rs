@@ -396,12 +396,6 @@ impl<R: Read> UsvlogRecording<R> {
         self.pipeline.as_ref().map_or(0, Pipeline::blocks_sent)
     }
 
-    /// Output batches whose memory a decoding thread mapped before this thread filled them
-    /// (see [`recfmt_core::StreamBatch::touch_room`]): for tests and measurements.
-    pub fn batches_mapped_ahead(&self) -> u64 {
-        self.pipeline.as_ref().map_or(0, Pipeline::touched_used)
-    }
-
     /// Sets the bytes of records per block handed to a decoding thread (clamped to
     /// 1..=64 MiB), before the batch path starts. Small blocks are for tests that need many
     /// block boundaries in a small file.

@@ -89,15 +89,6 @@ impl ColumnBuf {
         }
     }
 
-    /// Maps the pages of the room reserved for more rows (see
-    /// [`StreamBatch::touch_room`](crate::StreamBatch::touch_room)).
-    pub(super) fn touch_room(&mut self) {
-        self.data.touch_room();
-        if let RowShape::Variable(offsets) = &mut self.shape {
-            super::data::touch_spare(offsets);
-        }
-    }
-
     /// True when the column is not read (see [`BatchSet::with_columns`](crate::BatchSet::with_columns)): it holds no values,
     /// and readers that decode natively may leave it alone.
     pub fn is_skipped(&self) -> bool {

@@ -183,16 +183,6 @@ impl ColumnData {
         each_data!(self, v => v.truncate(n), t => t.truncate(n));
     }
 
-    /// Writes once into every page of the room reserved past the elements (see
-    /// [`StreamBatch::touch_room`](crate::StreamBatch::touch_room)); the elements themselves
-    /// are left as they are.
-    pub(super) fn touch_room(&mut self) {
-        each_data!(self, v => touch_spare(v), t => {
-            touch_spare(&mut t.offsets);
-            touch_spare(&mut t.data);
-        });
-    }
-
     /// Appends `n` placeholder elements (zeros, false, empty text) for a null row.
     pub(super) fn push_defaults(&mut self, n: usize) {
         each_data!(self, v => v.resize(v.len() + n, Default::default()), t => {
@@ -261,16 +251,5 @@ impl VarBytes {
                 .map(|&o| o.saturating_add(base)),
         );
         true
-    }
-}
-
-/// Writes a default value into one element of every 4 KiB of `v`'s spare capacity, so that
-/// the kernel maps those pages now, on this thread, and not on the thread that later fills
-/// them. The length does not change: the written elements stay outside the vector.
-pub(super) fn touch_spare<T: Copy + Default>(v: &mut Vec<T>) {
-    const PAGE: usize = 4096;
-    let step = (PAGE / std::mem::size_of::<T>().max(1)).max(1);
-    for slot in v.spare_capacity_mut().iter_mut().step_by(step) {
-        slot.write(T::default());
     }
 }

@@ -137,7 +137,8 @@ impl BatchSet {
     pub fn take(&mut self, stream: usize) -> StreamBatch {
         // Room for as many rows as the taken batch held: a stream that filled one batch will
         // likely fill the next, and reserving up front spares the copies of growing vectors.
-        let fresh = self.batches[stream].next_empty(self.capacity);
+        let rows = self.batches[stream].rows.min(self.capacity);
+        let fresh = self.batches[stream].empty_like(rows);
         std::mem::replace(&mut self.batches[stream], fresh)
     }
 

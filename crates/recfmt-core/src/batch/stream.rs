@@ -49,24 +49,6 @@ impl StreamBatch {
         }
     }
 
-    /// The empty batch that [`BatchSet::take`](crate::BatchSet::take) would leave in this
-    /// one's place in a set of `capacity` rows: same stream, columns and skipped columns,
-    /// with room for as many rows as this one holds (at most `capacity`).
-    pub fn next_empty(&self, capacity: usize) -> Self {
-        self.empty_like(self.rows.min(capacity))
-    }
-
-    /// Maps every page of the room reserved for more rows, by writing once into each, and
-    /// changes nothing a reader sees. Memory the allocator has just mapped costs a page fault
-    /// on its first write; a reader that decodes on one thread and fills batches on another
-    /// calls this on the idle one, so that the busy one only copies (issue 23: the faults
-    /// were a quarter of the caller's time in Python's `read_all`).
-    pub fn touch_room(&mut self) {
-        for column in &mut self.columns {
-            column.touch_room();
-        }
-    }
-
     /// Index of the stream in the schema.
     pub fn stream(&self) -> usize {
         self.stream

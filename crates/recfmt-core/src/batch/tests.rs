@@ -349,29 +349,3 @@ fn the_set_fills_wanted_streams_and_reports_full() {
     };
     assert!(set.push_frame(&stray, &schema).is_err());
 }
-
-#[test]
-fn touching_the_room_of_a_batch_changes_nothing_it_holds() {
-    let signals = vec![
-        SignalDesc::scalar("t", DType::U64),
-        SignalDesc::scalar("name", DType::Str),
-        SignalDesc::scalar("samples", DType::F32).with_shape(Shape::Variable),
-    ];
-    let mut batch = StreamBatch::new(0, &signals, 10_000);
-    batch
-        .push_values(&[
-            Value::UInt(7),
-            Value::Str("a".into()),
-            Value::Array(ArrayValue::F32(vec![1.0, 2.0])),
-        ])
-        .expect("row");
-    let before = batch.clone();
-    batch.touch_room();
-    assert_eq!(batch, before);
-    // The next batch has room for as many rows as this one holds, and touching it leaves it
-    // empty.
-    let mut next = batch.next_empty(100);
-    next.touch_room();
-    assert_eq!(next.rows(), 0);
-    assert!(next.columns().iter().all(|c| c.data().is_empty()));
-}
