@@ -70,6 +70,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapter;
+mod bisect;
 pub mod codec;
 mod detect;
 mod error;
@@ -93,6 +94,7 @@ pub use error::{Error, ExpectedSize, Result};
 pub use flavour::{Flavour, PacketKind, ParseFlavourError, VectorWidth, WheelPhysicsLayout};
 pub use format::FORMAT;
 pub use header::{Header, MAGIC};
+pub use bisect::{BisectSeek, bisect_frame};
 pub use index::{FrameEntry, FrameIndex, FrameSeek, index_frames, seek_frame};
 pub use io::{Packets, RawPacket, Reader, Writer};
 pub use packet::{
