@@ -277,9 +277,14 @@ mod tests {
             let len = bytes.len() as u64;
             for seconds in [-1.0, 0.0, 0.07, 1234.5, 12_499.95, 12_499.96, 1e9] {
                 let mut file = std::io::Cursor::new(&bytes);
-                let found =
-                    bisect_frame(&mut file, 34, seconds, Flavour::Carla0912, &Limits::default())
-                        .unwrap();
+                let found = bisect_frame(
+                    &mut file,
+                    34,
+                    seconds,
+                    Flavour::Carla0912,
+                    &Limits::default(),
+                )
+                .unwrap();
                 let walked = seek_frame(&mut file, 34, seconds, &Limits::default()).unwrap();
                 assert_eq!(found.seek.frame, walked.frame, "{seconds}");
                 if seconds > 1.0 {
@@ -299,8 +304,7 @@ mod tests {
         let bytes = log(20_000, 5);
         for keep in [0, 10, 34, 35, 1000, bytes.len() / 2 + 3, bytes.len() - 1] {
             let mut file = std::io::Cursor::new(&bytes[..keep]);
-            let found =
-                bisect_frame(&mut file, 34, 500.0, Flavour::Carla0912, &Limits::default());
+            let found = bisect_frame(&mut file, 34, 500.0, Flavour::Carla0912, &Limits::default());
             let walked = seek_frame(&mut file, 34, 500.0, &Limits::default()).unwrap();
             assert_eq!(found.unwrap().seek.frame, walked.frame, "{keep}");
         }

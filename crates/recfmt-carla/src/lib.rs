@@ -89,12 +89,12 @@ pub mod writer;
 pub mod xosc;
 
 pub use adapter::CarlaRecording;
+pub use bisect::{BisectSeek, bisect_frame};
 pub use detect::FlavourDetector;
 pub use error::{Error, ExpectedSize, Result};
 pub use flavour::{Flavour, PacketKind, ParseFlavourError, VectorWidth, WheelPhysicsLayout};
 pub use format::FORMAT;
 pub use header::{Header, MAGIC};
-pub use bisect::{BisectSeek, bisect_frame};
 pub use index::{FrameEntry, FrameIndex, FrameSeek, index_frames, seek_frame};
 pub use io::{Packets, RawPacket, Reader, Writer};
 pub use packet::{

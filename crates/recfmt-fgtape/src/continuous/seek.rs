@@ -32,7 +32,7 @@ const PROBE_REACH: u64 = 4 << 20;
 /// Frames after a candidate that must chain for it to be confirmed.
 const CONFIRM_FRAMES: u32 = 3;
 /// Bytes read from the input at a time.
-const CHUNK: usize = 64 << 10;
+const CHUNK: usize = 16 << 10;
 /// Compressed frames larger than this are not inflated to confirm them.
 const DEEP_CHECK_LEN: u64 = 16 << 20;
 /// How much longer than the layout's block a signals item may be and still be taken as one.
@@ -63,12 +63,17 @@ struct Shape {
     len: u64,
 }
 
-/// The input read in chunks at any offset, counting the bytes read.
+/// The input read in chunks at any offset, counting the bytes read. Two chunks are kept
+/// (the least recently used one is replaced): a probe tries offset after offset while the
+/// confirmation of each candidate reads ahead, and one chunk would be read again for every
+/// offset tried.
 struct Bytes<'a, R> {
     input: &'a mut Input<R>,
     len: u64,
-    buf: Vec<u8>,
-    buf_start: u64,
+    /// Each chunk and its offset.
+    bufs: [(Vec<u8>, u64); 2],
+    /// The slot used last.
+    last: usize,
     read: u64,
 }
 
@@ -80,18 +85,28 @@ impl<R: BufRead + Seek> Bytes<'_, R> {
         if end > self.len {
             return Ok(None);
         }
-        if !(off >= self.buf_start && end <= self.buf_start + self.buf.len() as u64) {
-            self.input.seek_to(off)?;
-            let want = CHUNK.max(n).min((self.len - off) as usize);
-            self.buf.clear();
-            self.buf.resize(want, 0);
-            let got = self.input.read_full(&mut self.buf)?;
-            self.buf.truncate(got);
-            self.read += got as u64;
-            self.buf_start = off;
-        }
-        let at = (off - self.buf_start) as usize;
-        Ok(self.buf.get(at..at + n))
+        let holds =
+            |(buf, start): &(Vec<u8>, u64)| off >= *start && end <= *start + buf.len() as u64;
+        let slot = match self.bufs.iter().position(holds) {
+            Some(slot) => slot,
+            None => {
+                let slot = 1 - self.last;
+                self.input.seek_to(off)?;
+                let want = CHUNK.max(n).min((self.len - off) as usize);
+                let (buf, start) = &mut self.bufs[slot];
+                buf.clear();
+                buf.resize(want, 0);
+                let got = self.input.read_full(buf)?;
+                buf.truncate(got);
+                *start = off;
+                self.read += got as u64;
+                slot
+            }
+        };
+        self.last = slot;
+        let (buf, start) = &self.bufs[slot];
+        let at = (off - start) as usize;
+        Ok(buf.get(at..at + n))
     }
 
     fn u32_at(&mut self, off: u64) -> Result<Option<u64>> {
@@ -255,8 +270,8 @@ impl<R: BufRead + Seek> Reader<R> {
             let mut bytes = Bytes {
                 input: &mut self.input,
                 len,
-                buf: Vec::new(),
-                buf_start: 0,
+                bufs: [(Vec::new(), 0), (Vec::new(), 0)],
+                last: 0,
                 read: 0,
             };
             let mut hi = len;
@@ -295,7 +310,6 @@ impl<R: BufRead + Seek> Reader<R> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,10 +320,8 @@ mod tests {
     /// copy of a frame start with an earlier time, so a probe landing in it meets a lure).
     fn tape(frames: usize, compression: i32) -> Vec<u8> {
         let mut t = PropertyList::new();
-        t.root.set(
-            "meta/continuous-compression",
-            PropValue::int(compression),
-        );
+        t.root
+            .set("meta/continuous-compression", PropValue::int(compression));
         for (i, item) in ["signals", "multiplayer"].iter().enumerate() {
             t.root.set(&format!("data[{i}]"), PropValue::string(*item));
         }
