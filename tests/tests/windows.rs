@@ -507,6 +507,75 @@ fn nanover_window_reads_a_fraction_of_the_file() {
     }
 }
 
+/// Opens a file and seeks to a time: the reader, and the bytes its seek read.
+type OpenAndSeek = dyn Fn(&Path, f64) -> (Box<dyn RecordingReader>, u64);
+
+/// Opens a long generated input, seeks to nine tenths of its time span (`open_and_seek`
+/// gives the reader and the bytes its seek read) and reads a second from there: the seek
+/// read under a quarter of the file (a seek that walked the file from the start would read
+/// all of it before the window), rows follow, and the rows and batches of that window
+/// through [`SelectedReader`] equal a full scan's.
+fn check_long_seek(path: &Path, open_and_seek: &OpenAndSeek) {
+    let scanned = Scanned::new(path.to_path_buf(), false);
+    let (lo, hi) = scanned.span;
+    let start = lo + (hi - lo) * 0.9;
+    let (mut reader, read) = open_and_seek(path, start);
+    let total = std::fs::metadata(path).expect("size").len();
+    assert!(
+        read > 0 && read * 4 < total,
+        "{}: the seek read {read} of {total} bytes",
+        path.display()
+    );
+    let schema = reader.schema().clone();
+    let mut frame = FrameBuf::default();
+    let mut rows = 0;
+    while reader.read_frame(&mut frame).expect("read") {
+        let t = frame.time_seconds(&schema.streams[frame.stream]);
+        if t.is_some_and(|t| t >= start + 1.0) {
+            break;
+        }
+        rows += 1;
+    }
+    assert!(rows > 0, "{}: no rows after the seek", path.display());
+    // The same window, through SelectedReader, against the full scan.
+    scanned.check(1.0 / 1.2, 1.0 / (hi - lo));
+}
+
+/// CARLA: the binary search reads a few chunks of a long log (whole, and with junk that
+/// holds FrameStart headers in the middle), not the whole file.
+#[test]
+fn carla_seek_reads_a_small_part_of_a_long_log() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (name, bytes) in carla_inputs::long_inputs() {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        check_long_seek(&path, &|p, start| {
+            let mut rec =
+                recfmt::carla::CarlaRecording::open(p, &ReadOptions::default()).expect("open");
+            assert!(rec.seek_time(start).expect("seek"));
+            let read = rec.seek_bytes_read();
+            (Box::new(rec), read)
+        });
+    }
+}
+
+/// FlightGear Continuous (uncompressed and compressed frames, with junk in the middle):
+/// the binary search reads a small part of the tape, no index of all of it.
+#[test]
+fn fgtape_seek_reads_a_small_part_of_a_long_tape() {
+    let dir = tempfile::tempdir().expect("dir");
+    for (name, bytes) in fgtape_inputs::long_tapes() {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        check_long_seek(&path, &|p, start| {
+            let mut tape = recfmt::fgtape::FgTape::open(p, &ReadOptions::default()).expect("open");
+            assert!(tape.seek_time(start).expect("seek"));
+            let read = tape.seek_bytes_read();
+            (Box::new(tape), read)
+        });
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 

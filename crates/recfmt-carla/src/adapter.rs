@@ -120,6 +120,8 @@ pub struct CarlaRecording<R: Read> {
     limits: Limits,
     seek: Option<SeekFn<R>>,
     scan_decoded: u64,
+    /// Bytes read from the input by [`RecordingReader::seek_time`] calls.
+    seek_read: u64,
     /// The frame being read (id, offset of its FrameStart) until its FrameEnd arrives: a file
     /// that ends while one is open lost the rest of that frame.
     open_frame: Option<(u64, u64)>,
@@ -140,34 +142,38 @@ type SeekFn<R> = fn(&mut Reader<R>, u64, f64, &Limits) -> crate::error::Result<S
 struct SeekOutcome {
     found: bool,
     decoded: u64,
+    /// Bytes the seek read from the input.
+    bytes_read: u64,
 }
 
+/// Finds the first frame at or after `seconds` by binary search over byte offsets
+/// ([`crate::bisect_frame`]) and positions the reader on it. The rows need nothing from the
+/// frames skipped: every row comes from one packet and carries its frame's id and time, and
+/// the header and flavour were read when the file was opened. (One exception stays as it was
+/// with the linear scan: a 0.9.10/0.9.12 flavour switch made by a PhysicsControl packet in
+/// the skipped part is made again at the next PhysicsControl that needs it.)
 fn seek_reader<R: Read + Seek>(
     reader: &mut Reader<R>,
     start: u64,
     seconds: f64,
     limits: &Limits,
 ) -> crate::error::Result<SeekOutcome> {
-    let scan = crate::index::seek_frame(reader.get_mut(), start, seconds, limits)?;
+    let flavour = reader.detect_flavour()?;
+    let found = crate::bisect::bisect_frame(reader.get_mut(), start, seconds, flavour, limits)?;
+    let scan = found.seek;
     let decoded = scan.packets_scanned * crate::packet::PACKET_HEADER_LEN as u64
         + scan.frames_scanned * crate::packet::FrameStart::SIZE as u64;
-    match scan.frame {
-        Some(f) => {
-            reader.seek_to_packet(f.offset)?;
-            Ok(SeekOutcome {
-                found: true,
-                decoded,
-            })
-        }
-        None => {
-            // Nothing at or after the time: the caller yields no more rows.
-            reader.seek_to_packet(start)?;
-            Ok(SeekOutcome {
-                found: false,
-                decoded,
-            })
-        }
-    }
+    let (offset, found_frame) = match scan.frame {
+        Some(f) => (f.offset, true),
+        // Nothing at or after the time: the caller yields no more rows.
+        None => (start, false),
+    };
+    reader.seek_to_packet(offset)?;
+    Ok(SeekOutcome {
+        found: found_frame,
+        decoded,
+        bytes_read: found.bytes_read,
+    })
 }
 
 impl CarlaRecording<BufReader<File>> {
@@ -187,8 +193,8 @@ impl CarlaRecording<BufReader<File>> {
 
 impl<R: Read + Seek> CarlaRecording<R> {
     /// As [`CarlaRecording::new`], over a seekable source: [`RecordingReader::seek_time`]
-    /// then scans frame headers (seeking over packet bodies) and starts at the first frame
-    /// at or after the requested time.
+    /// then finds the first frame at or after the requested time by binary search over byte
+    /// offsets ([`crate::bisect_frame`]) and starts there.
     pub fn new_seekable(
         inner: R,
         options: &ReadOptions,
@@ -258,6 +264,7 @@ impl<R: Read> CarlaRecording<R> {
             limits: options.limits,
             seek: None,
             scan_decoded: 0,
+            seek_read: 0,
             open_frame: None,
             fixed: Box::new(fixed_kinds(flavour.vector_width())),
             fixed_packet: None,
@@ -279,6 +286,13 @@ impl<R: Read> CarlaRecording<R> {
     /// FrameStart bodies a [`RecordingReader::seek_time`] scan looked at.
     pub fn bytes_decoded(&self) -> u64 {
         self.reader.bytes_decoded() + self.scan_decoded
+    }
+
+    /// Bytes [`RecordingReader::seek_time`] calls read from the input to find their frame:
+    /// a few chunks per probe of the binary search and the last stretch walked, far less
+    /// than the file for a long recording.
+    pub fn seek_bytes_read(&self) -> u64 {
+        self.seek_read
     }
 
     /// Reads the next packet; returns false at the end. A packet of fixed-size records whose
@@ -478,6 +492,7 @@ impl<R: Read + Send> RecordingReader for CarlaRecording<R> {
         let start = self.raw_header.encoded_len() as u64;
         let outcome = seek(&mut self.reader, start, seconds, &self.limits)?;
         self.scan_decoded += outcome.decoded;
+        self.seek_read += outcome.bytes_read;
         self.stream = None;
         self.fixed_packet = None;
         self.open_frame = None;

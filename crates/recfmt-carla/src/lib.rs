@@ -70,6 +70,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adapter;
+mod bisect;
 pub mod codec;
 mod detect;
 mod error;
@@ -88,6 +89,7 @@ pub mod writer;
 pub mod xosc;
 
 pub use adapter::CarlaRecording;
+pub use bisect::{BisectSeek, bisect_frame};
 pub use detect::FlavourDetector;
 pub use error::{Error, ExpectedSize, Result};
 pub use flavour::{Flavour, PacketKind, ParseFlavourError, VectorWidth, WheelPhysicsLayout};

@@ -51,6 +51,9 @@ use crate::normal::{MAGIC, XmlContainer};
 use crate::props::{PropNode, PropertyList};
 use crate::signals::SignalLayout;
 
+mod seek;
+pub use seek::TimeSeek;
+
 /// Item name of the signal block.
 pub const ITEM_SIGNALS: &str = "signals";
 /// Item name of the multiplayer packets.

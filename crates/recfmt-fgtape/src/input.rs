@@ -99,6 +99,11 @@ impl<R: BufRead> Input<R> {
         }
     }
 
+    /// True for gzip-wrapped input, which cannot seek.
+    pub(crate) fn is_gzip(&self) -> bool {
+        self.inner.is_compressed()
+    }
+
     /// Compressed bytes consumed by the decoder so far (0 for plain input).
     pub(crate) fn compressed_pos(&self) -> u64 {
         self.inner.compressed_pos()
@@ -319,6 +324,22 @@ impl<R: BufRead> Input<R> {
 }
 
 impl<R: BufRead + Seek> Input<R> {
+    /// Length of uncompressed input in bytes (the read position is left where it was; the
+    /// push-back is kept). Gzip input has no known length.
+    pub(crate) fn file_len(&mut self) -> Result<u64> {
+        match &mut self.inner {
+            Source::Plain(r) => {
+                let here = r.stream_position()?;
+                let len = r.seek(SeekFrom::End(0))?;
+                r.seek(SeekFrom::Start(here))?;
+                Ok(len)
+            }
+            Source::Gzip(_) => Err(Error::Unsupported(
+                "the length of gzip-compressed input".into(),
+            )),
+        }
+    }
+
     /// Moves to byte `pos` of uncompressed input, dropping any push-back and held-back
     /// error. Gzip input cannot seek.
     pub(crate) fn seek_to(&mut self, pos: u64) -> Result<()> {

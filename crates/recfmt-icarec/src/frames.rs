@@ -433,6 +433,29 @@ impl<R: Read + Seek> FrameIndex<R> {
         Ok(lo.checked_sub(1))
     }
 
+    /// Index of the first frame whose time is `>= t` (`len()` when every frame is earlier,
+    /// `None` when `t` is NaN): where a window starting at `t` begins. Unlike
+    /// [`FrameIndex::find`], frames that share exactly the time `t` are all at or after the
+    /// answer, so a window that starts on a repeated time keeps every one of them. A plain
+    /// binary search, right only when the times are in order.
+    pub fn first_at_or_after(&mut self, t: f64) -> io::Result<Option<u64>> {
+        if t.is_nan() {
+            return Ok(None);
+        }
+        // Partition point: the first frame with time >= t (a NaN time compares false, so it
+        // counts as "not before t").
+        let (mut lo, mut hi) = (0u64, self.frames);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.time_at(mid)? < t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(Some(lo))
+    }
+
     /// The frame of the latest time `<= t` (the last of equal times); `None` when every frame
     /// is later or `t` is NaN.
     ///

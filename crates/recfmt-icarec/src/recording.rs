@@ -328,7 +328,8 @@ impl RecordingReader for IcarecRecording {
     }
 
     /// Jumps to the first frame at or after `seconds` by binary search over the fixed-stride
-    /// frame times (a few 8-byte reads), before the first row only.
+    /// frame times (a few 8-byte reads), before the first row only. Rows carry no state from
+    /// frame to frame (each frame is a whole row), so nothing before that frame is needed.
     fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
         use recfmt_core::ResultExt;
         if self.started || seconds.is_nan() {
@@ -341,11 +342,12 @@ impl RecordingReader for IcarecRecording {
         if !index.is_empty() {
             self.static_time = Some(index.time_at(0).in_file(&path)?);
         }
-        let first = match index.find(seconds).in_file(&path)? {
-            Some(i) if index.time_at(i).in_file(&path)? >= seconds => i,
-            Some(i) => i + 1,
-            None => 0,
-        };
+        // The first frame at or after the start, not the last at or before it: frames that
+        // share the start time exactly are all inside the window.
+        let first = index
+            .first_at_or_after(seconds)
+            .in_file(&path)?
+            .unwrap_or(0);
         self.frames.seek_frame(first).in_file(&path)?;
         Ok(true)
     }

@@ -98,3 +98,44 @@ fn stopping_ends_the_frames_before_the_end_and_reads_no_further() {
     assert_eq!(rows(rec.as_mut()), full);
     assert!(rec.integrity().lost_data());
 }
+
+/// Regression (issue 24): frames that share exactly the start time are all inside the window.
+/// The seek used to land on the last of them (the binary search for the last frame at or
+/// before the start) and skip the earlier duplicates; it must land on the first.
+#[test]
+fn seeking_to_a_repeated_time_keeps_every_frame_of_that_time() {
+    let dir = tempfile::tempdir().unwrap();
+    recfmt_icarec::generate::write_all_types(dir.path(), 400).unwrap();
+    // Frames 96..=100 all get frame 96's time (1.5 s): still in order, five of a kind.
+    let stride = 216;
+    let path = dir.path().join(recfmt_icarec::DYNAMIC_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    for i in 96..=100 {
+        bytes[i * stride..i * stride + 8].copy_from_slice(&1.5f64.to_le_bytes());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let open = || (recfmt_icarec::FORMAT.open)(dir.path(), &Default::default()).unwrap();
+    let full = rows(open().as_mut());
+    let t = |v: &[recfmt_core::Value]| v[0].as_f64().unwrap();
+    let at_start = full
+        .iter()
+        .filter(|(s, v)| s == "dynamic" && t(v) == 1.5)
+        .count();
+    assert_eq!(at_start, 5, "the test file has five frames at 1.5 s");
+    // On the repeated time, just before it, and between it and the next frame.
+    for start in [1.5, 1.5 - 1e-9, 1.5 + 1e-9] {
+        let mut rec = open();
+        assert!(rec.seek_time(start).unwrap());
+        let got: Vec<_> = rows(rec.as_mut())
+            .into_iter()
+            .filter(|(s, _)| s == "dynamic")
+            .collect();
+        let expected: Vec<_> = full
+            .iter()
+            .filter(|(s, v)| s == "dynamic" && t(v) >= start)
+            .cloned()
+            .collect();
+        assert_eq!(got.len(), expected.len(), "start {start}");
+        assert_eq!(got, expected, "start {start}");
+    }
+}

@@ -31,10 +31,79 @@ pub fn inputs() -> Vec<PathBuf> {
                 write(format!("damaged-{flavour}.log"), &damaged(bytes, flavour));
             }
         }
+        // Long enough for the seek's binary search to probe (see `long_inputs`).
+        for (name, bytes) in long_inputs() {
+            write(name.into(), &bytes);
+        }
         (dir, files)
     })
     .1
     .clone()
+}
+
+/// Long recordings (a few MB: the binary search of `seek_time` probes them), one of which
+/// is damaged: 40 KB of junk wrapped in a user packet in the middle, with copies of
+/// FrameStart headers in it, which the search must not take for frame starts (a full scan
+/// reads the junk as one user packet).
+pub fn long_inputs() -> Vec<(&'static str, Vec<u8>)> {
+    let whole = long_recording(30_000, None);
+    let damaged = long_recording(30_000, Some(15_000));
+    vec![("long.log", whole), ("long-damaged.log", damaged)]
+}
+
+/// `frames` frames of 0.05 s: FrameStart, a Position packet of two actors, every seventh
+/// frame a user packet whose body holds a FrameStart header and junk, FrameEnd; with
+/// `junk_at`, 40 KB of junk (in a user packet) in that frame.
+fn long_recording(frames: u64, junk_at: Option<u64>) -> Vec<u8> {
+    let flavour = Flavour::Carla0912;
+    let w = flavour.vector_width();
+    let mut out = Writer::new(Vec::new(), flavour);
+    out.write_header(&Header::new("Town01", 1_700_000_000))
+        .expect("header");
+    let lure = |frame: u64, len: usize| {
+        let mut data = vec![0u8, 24, 0, 0, 0];
+        data.extend_from_slice(&(frame + 3).to_le_bytes());
+        data.extend_from_slice(&0.05f64.to_le_bytes());
+        data.extend_from_slice(&(frame as f64 * 0.01).to_le_bytes());
+        data.extend((0..len).map(|k| (k as u64 * 131 + frame) as u8));
+        data
+    };
+    for frame in 1..=frames {
+        let mut packets = vec![
+            Packet::FrameStart(FrameStart {
+                id: frame,
+                duration_this: 0.05,
+                elapsed: 0.05 * (frame - 1) as f64,
+            }),
+            Packet::Position(
+                (0..2)
+                    .map(|a| Position {
+                        database_id: a,
+                        location: Vector3::new(w, frame as f64, f64::from(a), 0.5),
+                        rotation: Vector3::new(w, 0.0, 0.0, 1.0),
+                    })
+                    .collect(),
+            ),
+        ];
+        if frame % 7 == 0 {
+            packets.push(Packet::User {
+                id: 140,
+                data: lure(frame, 40),
+            });
+        }
+        if junk_at == Some(frame) {
+            let mut data = Vec::new();
+            for k in 0..400 {
+                data.extend(lure(frame + k, 95));
+            }
+            packets.push(Packet::User { id: 141, data });
+        }
+        packets.push(Packet::FrameEnd);
+        for p in &packets {
+            out.write_packet(p).expect("packet");
+        }
+    }
+    out.into_inner().expect("bytes")
 }
 
 /// `bytes` with the first Collision record's hero byte set to 2 and the first Position

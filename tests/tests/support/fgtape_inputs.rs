@@ -114,6 +114,7 @@ pub fn inputs() -> Vec<PathBuf> {
                     compressed[..compressed.len() * 3 / 5].to_vec(),
                 ),
             ];
+            files.extend(long_tapes());
             if let Some(normal) = samples("fgtape", "fgtape").first() {
                 let bytes = std::fs::read(normal).expect("sample");
                 files.push(("normal-cut.fgtape", bytes[..bytes.len() / 2].to_vec()));
@@ -130,4 +131,89 @@ pub fn inputs() -> Vec<PathBuf> {
         })
         .1
         .clone()
+}
+
+/// Long Continuous tapes (uncompressed and compressed; a few MB: the binary search of
+/// `seek_time` probes them), with multiplayer and extra-property items in some frames and,
+/// in the damaged copy, 30 KB of junk in the multiplayer item of a frame in the middle
+/// (copies of frame starts with earlier times among it, which the search must not take
+/// for frame starts; a full scan reads them as one item).
+pub fn long_tapes() -> Vec<(&'static str, Vec<u8>)> {
+    use recfmt::fgtape::continuous::{
+        ContinuousFrame, ContinuousHeader, ExtraProperty, Writer, encode_extra_properties,
+    };
+    use recfmt::fgtape::mp::join_u16_packets;
+    use recfmt::fgtape::props::{PropValue, PropertyList};
+
+    let tape = |compression: i32, junk_at: Option<usize>| -> Vec<u8> {
+        let mut t = PropertyList::new();
+        t.root.set("meta/aircraft-type", PropValue::string("test"));
+        t.root
+            .set("meta/continuous-compression", PropValue::int(compression));
+        for (i, item) in ["signals", "multiplayer", "extra-properties"]
+            .iter()
+            .enumerate()
+        {
+            t.root.set(&format!("data[{i}]"), PropValue::string(*item));
+        }
+        for (k, ty) in ["double", "float", "int", "bool"].iter().enumerate() {
+            t.root.set(
+                &format!("signals/signals/signal[{k}]/type"),
+                PropValue::string(*ty),
+            );
+            t.root.set(
+                &format!("signals/signals/signal[{k}]/property"),
+                PropValue::string(format!("/p/{ty}[{k}]")),
+            );
+        }
+        let header = ContinuousHeader::new(t).expect("header");
+        let layout = header.signals.clone().expect("layout");
+        let mut w = Writer::new(Vec::new(), &header).expect("writer");
+        let lure = |time: f64, k: usize| {
+            let mut b = (time - 1.0 - k as f64).to_le_bytes().to_vec();
+            b.extend_from_slice(&(layout.block_len() as u32).to_le_bytes());
+            b.extend((0..layout.block_len() + 9).map(|j| (j * 37 + k) as u8));
+            b
+        };
+        for i in 0..60_000usize {
+            let time = 50.0 + i as f64 / 20.0;
+            let values = vec![
+                recfmt::fgtape::signals::SignalValue::Double(time * 2.0),
+                recfmt::fgtape::signals::SignalValue::Float(i as f32),
+                recfmt::fgtape::signals::SignalValue::Int(i as i32),
+                recfmt::fgtape::signals::SignalValue::Bool(i % 3 == 0),
+            ];
+            let signals = layout.encode(&values).expect("block");
+            let multiplayer = if junk_at == Some(i) {
+                let junk: Vec<u8> = (0..800).flat_map(|k| lure(time, k)).collect();
+                let third = junk.len() / 3;
+                join_u16_packets(junk.chunks(third)).expect("packets")
+            } else if i % 11 == 0 {
+                join_u16_packets([&lure(time, i)[..]]).expect("packets")
+            } else {
+                Vec::new()
+            };
+            let extra = if i % 13 == 0 {
+                encode_extra_properties(&[ExtraProperty::Change {
+                    path: format!("/sim/x[{}]", i % 5),
+                    value: format!("{i}"),
+                }])
+                .expect("extra properties")
+            } else {
+                Vec::new()
+            };
+            w.write_frame(&ContinuousFrame {
+                time,
+                items: vec![signals, multiplayer, extra],
+                deflate: None,
+            })
+            .expect("frame");
+        }
+        w.finish().expect("tape")
+    };
+    vec![
+        ("long.fgtape", tape(0, None)),
+        ("long-damaged.fgtape", tape(0, Some(30_000))),
+        ("long-compressed.fgtape", tape(1, Some(30_000))),
+    ]
 }

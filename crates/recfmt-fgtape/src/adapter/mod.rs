@@ -20,8 +20,8 @@
 //! RawData container; the containers are then emitted in time order, each by a fresh
 //! decoder over the file that skips (decompresses and drops) everything before it. That
 //! decompresses the stream about three times in all, which is cheap for tapes of a few MB.
-//! Continuous tapes are streamed, and [`RecordingReader::seek_time`] seeks in them through a
-//! one-pass index of frame times and offsets.
+//! Continuous tapes are streamed, and [`RecordingReader::seek_time`] seeks in them by binary
+//! search over byte offsets ([`continuous::Reader::seek_time_offset`]).
 
 mod open;
 mod rows;
@@ -36,7 +36,7 @@ use recfmt_core::{
     Schema, Score, Tier,
 };
 
-use crate::continuous::{self, ContinuousFrame, FrameIndex};
+use crate::continuous::{self, ContinuousFrame};
 use crate::error::FORMAT_ID;
 use crate::normal::{self, Frame, MAGIC, RAW_DATA_NAMES};
 use crate::signals::SignalLayout;
@@ -167,7 +167,6 @@ enum Frames {
         signals: Option<usize>,
         multiplayer: Option<usize>,
         extra: Option<usize>,
-        index: Option<FrameIndex>,
     },
 }
 
@@ -189,9 +188,18 @@ pub struct FgTape {
     stop: f64,
     /// True once the frames ended there, before the end of the tape.
     stopped: bool,
+    /// Bytes [`RecordingReader::seek_time`] calls read to find their frame.
+    seek_read: u64,
 }
 
 impl FgTape {
+    /// Bytes [`RecordingReader::seek_time`] calls read from the tape to find their frame: a
+    /// few chunks per probe of the binary search and the last stretch walked, far less than
+    /// the tape for a long recording.
+    pub fn seek_bytes_read(&self) -> u64 {
+        self.seek_read
+    }
+
     fn advance(&mut self) -> crate::Result<Option<f64>> {
         match &mut self.frames {
             Frames::Normal(normal) => {
@@ -362,27 +370,25 @@ impl RecordingReader for FgTape {
             Frames::Continuous { reader, .. } => (reader.position(), Some(self.size)),
         }
     }
-    /// Continuous and Recovery tapes: indexes the frames once (times and offsets, nothing
-    /// decoded) and moves to the first frame, in file order, whose time is at least
-    /// `seconds`. Rows from there on are all rows of the tape at or after `seconds` (plus,
-    /// if times do not rise through the file, any later frames with earlier times).
-    /// Extra-property rows before that frame are skipped too, so a state rebuilt from them
-    /// lacks earlier changes. Normal tapes are one gzip stream: `Ok(false)`.
+    /// Continuous and Recovery tapes: moves to the first frame, in file order, whose time is
+    /// at least `seconds`, found by binary search over byte offsets that resynchronises on
+    /// confirmed frame starts ([`continuous::Reader::seek_time_offset`]: a few chunks read
+    /// per probe, not the whole tape). Rows from there on are all rows of the tape at or
+    /// after `seconds` (plus, if times do not rise through the file, any later frames with
+    /// earlier times): every row (signals, multiplayer packet, extra property) comes from
+    /// its own frame, so nothing before it is needed. Extra-property rows before that frame
+    /// are skipped too, so a state rebuilt from them lacks earlier changes. Normal tapes are
+    /// one gzip stream, and so are gzip-wrapped Continuous tapes: `Ok(false)` (rows are then
+    /// filtered by time from the start).
     fn seek_time(&mut self, seconds: f64) -> recfmt_core::Result<bool> {
-        let Frames::Continuous { reader, index, .. } = &mut self.frames else {
+        let Frames::Continuous { reader, .. } = &mut self.frames else {
             return Ok(false);
         };
-        if seconds.is_nan() {
+        if seconds.is_nan() || !reader.can_seek() {
             return Ok(false);
         }
-        let index = match index {
-            Some(index) => index,
-            None => {
-                reader.seek_frame(reader.frames_start())?;
-                index.insert(reader.index_frames()?)
-            }
-        };
-        reader.seek_frame(index.seek_offset(seconds))?;
+        let found = reader.seek_time_offset(seconds)?;
+        self.seek_read += found.bytes_read;
         self.pending.clear();
         self.done = false;
         self.stopped = false;

@@ -224,7 +224,6 @@ impl FgTape {
                 signals,
                 multiplayer,
                 extra,
-                index: None,
             },
             integrity,
             size,
@@ -264,6 +263,7 @@ impl FgTape {
             strict,
             stop: f64::INFINITY,
             stopped: false,
+            seek_read: 0,
         }
     }
 }
