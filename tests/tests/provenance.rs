@@ -1,5 +1,5 @@
 //! Provenance: every table names the input's SHA-256, which is computed on its own thread
-//! while the export decodes.
+//! while the export decodes; a time window's tables name the window instead.
 
 use recfmt_tests::{python_with, recfmt, samples};
 
@@ -54,4 +54,59 @@ print(len(tables))
             String::from_utf8_lossy(&check.stderr)
         );
     }
+}
+
+/// A time window's tables go without the digest (it would read the whole input, which the
+/// window's seek avoids) and say which window they hold instead.
+#[test]
+fn a_window_names_its_range_and_skips_the_digest() {
+    let Some(log) = samples("carla", "log").into_iter().next() else {
+        return;
+    };
+    let Some(python) = python_with(&["pyarrow"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("window");
+    let run = recfmt(&[
+        "convert",
+        log.to_str().unwrap(),
+        "--start",
+        "1",
+        "--end",
+        "2",
+        "--to",
+        "parquet",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let check = std::process::Command::new(&python)
+        .args([
+            "-c",
+            r#"
+import glob, json, sys
+import pyarrow.parquet as pq
+tables = sorted(glob.glob(sys.argv[1] + '/*.parquet'))
+assert tables, 'no tables'
+for t in tables:
+    meta = pq.read_schema(t).metadata
+    assert b'source.sha256' not in meta, (t, meta)
+    assert json.loads(meta[b'recfmt.time_range']) == {'start': '1', 'end': '2', 'carry_last': False}, meta
+    assert meta[b'source.file'].decode() == sys.argv[2], meta
+"#,
+            out.to_str().unwrap(),
+            log.file_name().unwrap().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }
