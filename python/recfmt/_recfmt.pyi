@@ -170,6 +170,7 @@ def convert(
     delimiter: str = ",",
     units_row: bool = False,
     jobs: Optional[int] = None,
+    threads: Optional[int] = None,
     force: bool = False,
 ) -> List[Union[Dict[str, Any], RecfmtError]]:
     """`recfmt convert` through the library: per input, its report dict (`input`, `output`,

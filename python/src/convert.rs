@@ -185,7 +185,7 @@ fn remove_empty_dirs(dir: &Path) {
 /// stopped it (the other inputs are still converted, as on the command line). Ctrl-C stops
 /// it after the batch being written, with nothing committed that was not already.
 #[pyfunction]
-#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, row_group_rows=1_048_576, row_group_bytes=67_108_864, compression="zstd", delimiter=",", units_row=false, jobs=None, force=false))]
+#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, row_group_rows=1_048_576, row_group_bytes=67_108_864, compression="zstd", delimiter=",", units_row=false, jobs=None, threads=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn convert<'py>(
     py: Python<'py>,
@@ -219,6 +219,7 @@ pub(crate) fn convert<'py>(
     delimiter: &str,
     units_row: bool,
     jobs: Option<usize>,
+    threads: Option<usize>,
     force: bool,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     for (name, value) in [
@@ -230,6 +231,9 @@ pub(crate) fn convert<'py>(
             return Err(invalid(format!("{name} must be at least 1")));
         }
     }
+    if threads == Some(0) {
+        return Err(invalid("threads must be at least 1".to_owned()));
+    }
     let cancel = recfmt::Cancel::new();
     let options = recfmt::convert::ConvertOptions {
         open: recfmt::OpenOptions {
@@ -239,6 +243,7 @@ pub(crate) fn convert<'py>(
             layouts,
             format_options: format_options(opt)?,
             cancel: Some(cancel.clone()),
+            threads,
         },
         target: to,
         compression: compression

@@ -20,6 +20,10 @@ pub struct ReadOptions {
     /// by the [`Registry`](crate::Registry): keys unqualified, values checked against the
     /// format's [`FormatOption`](crate::FormatOption)s.
     pub format_options: crate::FormatOptions,
+    /// Threads a reader may decode on beside the caller's: `None` for its own default (about
+    /// one per core), `Some(0)` to read on the caller's thread alone. Rows are the same
+    /// whatever the number.
+    pub threads: Option<usize>,
 }
 
 /// Whether a read lost data.

@@ -227,6 +227,10 @@ pub struct ExportOptions {
     /// Whether existing tables of the same names may be replaced (the command line's
     /// `--force`); otherwise the export is refused before anything is read.
     pub replace: Replace,
+    /// Threads that encode tables beside the caller's, which decodes: `0` for one per core
+    /// (at most 4), `1` to encode every table on one worker. The files hold the same values
+    /// either way.
+    pub threads: usize,
 }
 
 impl ExportOptions {
@@ -257,6 +261,7 @@ impl ExportOptions {
             metadata: Metadata::new(),
             pending_metadata: None,
             replace: Replace::Never,
+            threads: 0,
         }
     }
 }

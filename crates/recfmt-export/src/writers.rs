@@ -75,10 +75,13 @@ pub(crate) struct Writers {
 impl Writers {
     /// Starts the workers for the tables of `plans` (indexed by stream).
     pub(crate) fn start(plans: Vec<TablePlan>, options: &ExportOptions) -> Writers {
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, MAX_WORKERS)
-            .min(plans.len().max(1));
+        let per_core = || std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = match options.threads {
+            0 => per_core(),
+            n => n,
+        }
+        .clamp(1, MAX_WORKERS)
+        .min(plans.len().max(1));
         let streams = plans.len();
         let shared = Arc::new(Shared {
             tables: (0..streams).map(|_| Mutex::new(None)).collect(),

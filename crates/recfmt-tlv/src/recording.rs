@@ -373,7 +373,9 @@ impl<R: Read> UsvlogRecording<R> {
             total_bytes: None,
             records_done: false,
             path: None,
-            decode_threads: default_decode_threads(),
+            decode_threads: options
+                .threads
+                .map_or_else(default_decode_threads, |n| n.min(MAX_DECODE_THREADS)),
             block_bytes: DEFAULT_BLOCK_BYTES,
             resync: options.resync,
             pipeline: None,

@@ -26,6 +26,12 @@ pub struct OpenOptions {
     /// batch once cancelled (a Ctrl-C); the call then fails with an I/O error of kind
     /// `Interrupted`, "cancelled".
     pub cancel: Option<crate::Cancel>,
+    /// Threads that share the work on one input (`None`: about one per core): a reader
+    /// decodes on at most `n - 1` threads beside the caller's, a conversion encodes its
+    /// tables on at most `n` writers (at most 4) and compresses HDF5 chunks on `n`. `Some(1)`
+    /// decodes on the caller's thread and encodes on one writer. The rows and the values
+    /// written are the same either way.
+    pub threads: Option<usize>,
 }
 
 impl OpenOptions {
@@ -36,6 +42,7 @@ impl OpenOptions {
             resync: self.resync,
             layouts: self.layouts.clone(),
             format_options: self.format_options.clone(),
+            threads: self.threads.map(|n| n.saturating_sub(1)),
             ..ReadOptions::default()
         }
     }

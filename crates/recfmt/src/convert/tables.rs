@@ -91,6 +91,7 @@ pub(super) fn to_tables(
     };
     export.pending_metadata.clone_from(&digest);
     export.replace = options.replace();
+    export.threads = options.open.threads.unwrap_or(0);
     let meta = &mut export.metadata;
     meta.insert(
         "source.file".into(),
@@ -153,6 +154,7 @@ pub(super) fn to_tables(
                 string_width,
                 metadata,
                 skip_omitted_values: true,
+                compression_threads: options.open.threads.unwrap_or(0),
                 replace: options.replace(),
                 ..Default::default()
             };

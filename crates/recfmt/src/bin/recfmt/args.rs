@@ -48,6 +48,12 @@ pub struct GlobalArgs {
     /// output is refused before anything is read).
     #[arg(long, global = true)]
     pub force: bool,
+    /// Threads that share the work on one input (default: about one per core): at most N-1
+    /// decoding beside the reading thread, N table writers (at most 4), N HDF5 compressors;
+    /// 1 decodes on the reading thread and encodes on one writer. Outputs hold the same
+    /// values either way.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 /// The commands.

@@ -33,6 +33,7 @@ pub fn open_options(global: &GlobalArgs) -> Result<OpenOptions> {
         layouts: global.layouts.clone(),
         format_options,
         cancel: None,
+        threads: global.threads.map(usize::from),
     })
 }
 
