@@ -2,21 +2,28 @@
 //!
 //! glibc's malloc raises its threshold for mapping a large block on its own each time such a
 //! block is freed (up to 32 MiB), so the page and column buffers of a long Parquet conversion
-//! end up in the heap, where freed ones stay resident: converting 10 GB of USVLOG peaked at
-//! 239 MB against 173 MB for 1 GB. A fixed threshold maps larger blocks apart and unmaps them
-//! when freed, but every block mapped anew costs page faults: at 64 KiB the 1 GB conversion
-//! peaked at 94 MB but took 5.6 s instead of 3.2 s (4.4 s of system time against 0.9 s); at
-//! 256 KiB, 112 MB and 3.7-4.0 s (10 GB: 143 MB); at 512 KiB, 161-169 MB and 3.2-3.6 s (10 GB:
-//! 216 MB, over the 200 MB budget). 256 KiB keeps a 10 GB conversion well under the budget at
-//! about a quarter of the time 64 KiB added (docs/PERFORMANCE.md). Only the binary sets this; a library
-//! leaves its host's allocator alone.
+//! end up in the heap, where freed ones stay resident and fragment: converting 10 GB of USVLOG
+//! peaked at 239 MB against 173 MB for 1 GB. A low fixed threshold (64 KiB, then 256 KiB)
+//! kept memory down but mapped every batch column anew, page faults included: 1 GB took
+//! 5.4-5.7 s (64 KiB) or 4.1-4.5 s (256 KiB) against 3.2 s, and ICAREC 4.6 s against 3.2 s.
+//! Now the threshold stays at 4 MiB, so buffers are reused from the heap, and a thread gives
+//! the heap's free pages back every 100 ms (`malloc_trim`): 1 GB peaks at 150 MB in 3.2-3.3 s,
+//! 10 GB at 167 MB (docs/PERFORMANCE.md). Only the binary does this; a library leaves its
+//! host's allocator alone.
 
-/// Blocks of at least this many bytes are mapped on their own, and unmapped when freed.
+/// Blocks of at least this many bytes are mapped on their own, and unmapped when freed; a
+/// fixed threshold also stops glibc from raising it past the Parquet writers' large buffers.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MMAP_THRESHOLD_BYTES: libc::c_int = 256 * 1024;
+const MMAP_THRESHOLD_BYTES: libc::c_int = 4 << 20;
 
-/// Fixes glibc's mapping threshold at 256 KiB (`MMAP_THRESHOLD_BYTES`), unless the user set one in
-/// the environment (`MALLOC_MMAP_THRESHOLD_`), which glibc has read already. Call first in
+/// How often the heap's free pages are given back: every 20 ms peaked at 110 MB (4.1 s),
+/// 50 ms at 134 MB (3.7 s), 100 ms at 150 MB (3.2 s) for 1 GB of USVLOG to Parquet.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Fixes glibc's mapping threshold at 4 MiB and starts a thread that gives the heap's free
+/// pages back every [`TRIM_EVERY`] (`malloc_trim`), unless the user set a threshold in the
+/// environment (`MALLOC_MMAP_THRESHOLD_`), which glibc has read already. Call first in
 /// `main`, before any other thread starts. Nothing to do with other allocators.
 pub fn return_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -27,5 +34,19 @@ pub fn return_freed_memory() {
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES);
         }
+        // A thread that cannot be started only leaves the heap as glibc keeps it.
+        let _ = std::thread::Builder::new()
+            .name("recfmt-trim".into())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(TRIM_EVERY);
+                    #[allow(unsafe_code)]
+                    // SAFETY: `malloc_trim` only gives free heap pages back to the system; it
+                    // takes the arenas' locks itself and may be called from any thread.
+                    unsafe {
+                        libc::malloc_trim(0);
+                    }
+                }
+            });
     }
 }
