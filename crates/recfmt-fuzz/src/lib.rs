@@ -48,6 +48,33 @@ pub const TARGETS: &[(&str, Body)] = &[
 /// and every row consumes input bytes, so a reader that needs more is looping.
 const MAX_ROWS: usize = 1 << 20;
 
+/// Time windows `[start, end)` a body reads besides the whole recording: around the times
+/// generated and sample recordings use, before and past them, empty, backwards, NaN.
+const WINDOWS: [(f64, f64); 6] = [
+    (0.0, 1.0),
+    (1.0, 1e3),
+    (-1.0, 1e9),
+    (1e6, f64::INFINITY),
+    (0.5, 0.25),
+    (f64::NAN, f64::NAN),
+];
+
+/// Reads [`WINDOWS`] through readers `open` makes anew: each seeks to the start (a binary
+/// search that parses whatever bytes its probes land on, for USVLOG, CARLA and FlightGear),
+/// stops at the end, and is read to its end. Panics if one never ends.
+fn drain_windows<'a>(open: impl Fn() -> Option<Box<dyn RecordingReader + 'a>>) {
+    for (start, end) in WINDOWS {
+        let Some(mut reader) = open() else {
+            return;
+        };
+        if reader.seek_time(start).is_err() {
+            continue;
+        }
+        reader.stop_time(end);
+        drain(reader.as_mut());
+    }
+}
+
 /// Reads every row of a generic-model reader; panics if it never ends.
 fn drain(reader: &mut dyn RecordingReader) {
     let mut row = FrameBuf::default();
@@ -122,6 +149,17 @@ pub fn usvlog_records(data: &[u8]) {
         if let Ok(mut rec) = UsvlogRecording::new(data, None, &[], &options, None) {
             drain(&mut rec);
         }
+        drain_windows(|| {
+            let rec = UsvlogRecording::new_seekable(
+                std::io::Cursor::new(data),
+                None,
+                &[],
+                &options,
+                None,
+            )
+            .ok()?;
+            Some(Box::new(rec))
+        });
     }
 }
 
@@ -253,6 +291,10 @@ pub fn icarec_frames(data: &[u8]) {
                 let _ = dir.state_at(t);
             }
         }
+        drain_windows(|| {
+            let rec = recfmt_icarec::IcarecRecording::open(dir, &options).ok()?;
+            Some(Box::new(rec))
+        });
     }
 }
 
@@ -262,6 +304,10 @@ pub fn icarus_hdf5(data: &[u8]) {
     if let Ok(mut rec) = recfmt_icarec::IcarusH5Recording::open(&path, &ReadOptions::default()) {
         drain(&mut rec);
     }
+    drain_windows(|| {
+        let rec = recfmt_icarec::IcarusH5Recording::open(&path, &ReadOptions::default()).ok()?;
+        Some(Box::new(rec))
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,6 +382,13 @@ pub fn carla_packets(data: &[u8]) {
         {
             drain(&mut rec);
         }
+        drain_windows(|| {
+            let source = std::io::Cursor::new(data);
+            let rec =
+                recfmt_carla::CarlaRecording::new_seekable(source, &ReadOptions::default(), forced)
+                    .ok()?;
+            Some(Box::new(rec))
+        });
     }
 }
 
@@ -419,6 +472,10 @@ pub fn fgtape_tape(data: &[u8]) {
     if let Ok(mut rec) = recfmt_fgtape::FgTape::open(&path, &ReadOptions::default()) {
         drain(&mut rec);
     }
+    drain_windows(|| {
+        let rec = recfmt_fgtape::FgTape::open(&path, &ReadOptions::default()).ok()?;
+        Some(Box::new(rec))
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -520,6 +577,10 @@ pub fn nanover_records(data: &[u8]) {
         if let Ok(mut rec) = NanoverRecording::from_bytes(traj, state, &options) {
             drain(&mut rec);
         }
+        drain_windows(|| {
+            let rec = NanoverRecording::from_bytes(traj, state, &options).ok()?;
+            Some(Box::new(rec))
+        });
     }
 }
 
