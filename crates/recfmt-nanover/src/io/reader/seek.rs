@@ -16,9 +16,9 @@ impl<R: Read + Seek> Reader<R> {
     /// Continues reading at byte `offset` as a full read would there after records whose
     /// last in-order timestamp was `last_ts`: the buffer is dropped and the end of the
     /// records forgotten. `offset` must be a position a full read passes through (a
-    /// checkpoint of a first pass over the same file with the same options) or a record start
-    /// ([`Reader::sync_forward`]), so the records, resync decisions and timestamp checks from
-    /// there are those of the full read.
+    /// checkpoint of a first pass over the same file with the same options) or a record start,
+    /// so the records, resync decisions and timestamp checks from there are those of the full
+    /// read.
     pub fn resume_at(&mut self, offset: u64, last_ts: Option<u128>) -> Result<()> {
         self.inner.seek(SeekFrom::Start(offset))?;
         self.pos = 0;
