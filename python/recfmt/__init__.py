@@ -140,7 +140,8 @@ def convert(
         ``exclude_streams``, ``signals``, ``exclude_signals`` (a text or a list), ``start``,
         ``end`` (seconds, or text such as ``"+12.5s"``), ``carry_last``, ``merge``,
         ``max_rows``, ``upcast_f64``, ``time_column`` (``utc``/``tai``/``gps``),
-        ``string_width``, ``delimiter``, ``units_row``, ``jobs``, ``resync``,
+        ``string_width``, ``delimiter``, ``units_row``, ``jobs``, ``threads`` (threads
+        sharing the work on one input, ``--threads``), ``resync``,
         ``row_group_rows`` and ``row_group_bytes`` (Parquet row groups: 1 Mi rows and 64 MiB
         by default, as pyarrow), and ``opt``
         (format options as ``--opt`` takes them: ``{"carla.build": "0.9.10"}``).
@@ -248,6 +249,7 @@ _CONVERT_OPTIONS = frozenset(
         "delimiter",
         "units_row",
         "jobs",
+        "threads",
         "resync",
         "opt",
         "row_group_rows",

@@ -149,3 +149,14 @@ def test_hdf5_convert_reports_one_file_with_its_streams(tmp_path):
     tables = recfmt.convert(path, to="parquet", out=tmp_path / "tables")
     assert all(t["streams"] == [t["stream"]] for t in tables)
     assert {t["stream"] for t in tables} <= set(rec.streams) and len(tables) > 1
+
+
+def test_threads_change_who_works_not_what_is_written(tmp_path):
+    path = FIXTURES / "usvlog" / "all_types"
+    one = recfmt.convert(path, to="csv", out=tmp_path / "one", threads=1)
+    several = recfmt.convert(path, to="csv", out=tmp_path / "several", threads=4)
+    assert [w["stream"] for w in one] == [w["stream"] for w in several]
+    for a, b in zip(one, several):
+        assert open(a["path"], "rb").read() == open(b["path"], "rb").read(), a["stream"]
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        recfmt.convert(path, to="csv", out=tmp_path / "none", threads=0)
