@@ -286,6 +286,19 @@ pub struct ZipEvents<R> {
 }
 
 impl<R: Read + Seek> ZipEvents<R> {
+    /// Reads the bytes of `entry` into the buffer: false when the file holds fewer (it got
+    /// shorter since it was opened).
+    fn read_entry(&mut self, entry: IndexEntry) -> std::io::Result<bool> {
+        self.source
+            .seek(std::io::SeekFrom::Start(self.messages_start + entry.offset))?;
+        self.buf.clear();
+        self.source
+            .by_ref()
+            .take(entry.length)
+            .read_to_end(&mut self.buf)?;
+        Ok(self.buf.len() as u64 == entry.length)
+    }
+
     /// Opens a `.nanover.zip`: refuses a zip that names a member twice or stores one
     /// compressed, reads the index (at most [`Limits::max_side_file_len`] bytes), and checks
     /// every entry against the messages present.
@@ -500,13 +513,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             let i = self.next;
             self.next += 1;
             let at = self.messages_start + entry.offset;
-            self.source.seek(std::io::SeekFrom::Start(at))?;
-            self.buf.clear();
-            self.source
-                .by_ref()
-                .take(entry.length)
-                .read_to_end(&mut self.buf)?;
-            if self.buf.len() as u64 != entry.length {
+            if !self.read_entry(entry)? {
                 // The file got shorter since it was opened.
                 self.integrity.truncate(at, entry.length);
                 self.integrity.warn(format!(
@@ -595,14 +602,7 @@ impl<R: Read + Seek> ZipEvents<R> {
         let Some(&entry) = self.entries.get(i) else {
             return Ok(None);
         };
-        self.source
-            .seek(std::io::SeekFrom::Start(self.messages_start + entry.offset))?;
-        self.buf.clear();
-        self.source
-            .by_ref()
-            .take(entry.length)
-            .read_to_end(&mut self.buf)?;
-        if self.buf.len() as u64 != entry.length {
+        if !self.read_entry(entry)? {
             return Ok(None);
         }
         let Ok(message) = Decoder::new(&self.buf).value() else {
