@@ -3,6 +3,31 @@
 
 use recfmt_tests::{python_with, recfmt, samples};
 
+/// Runs `recfmt args` and fails the test with its stderr unless it succeeds.
+fn run_recfmt(args: &[&str]) {
+    let run = recfmt(args);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// Runs a Python check script with `args` and fails the test with its stderr unless it
+/// succeeds.
+fn run_python(python: &std::path::Path, script: &str, args: &[&str]) {
+    let check = std::process::Command::new(python)
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 #[test]
 fn every_table_carries_the_inputs_sha256() {
     let Some(log) = samples("carla", "log").into_iter().next() else {
@@ -14,7 +39,7 @@ fn every_table_carries_the_inputs_sha256() {
     let dir = tempfile::tempdir().unwrap();
     for to in ["parquet", "arrow"] {
         let out = dir.path().join(to);
-        let run = recfmt(&[
+        run_recfmt(&[
             "convert",
             log.to_str().unwrap(),
             "--to",
@@ -22,15 +47,9 @@ fn every_table_carries_the_inputs_sha256() {
             "-o",
             out.to_str().unwrap(),
         ]);
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let check = std::process::Command::new(&python)
-            .args([
-                "-c",
-                r#"
+        run_python(
+            &python,
+            r#"
 import glob, hashlib, sys
 import pyarrow.parquet as pq, pyarrow.ipc as ipc
 log, out, kind = sys.argv[1:]
@@ -42,16 +61,7 @@ for t in tables:
     assert schema.metadata[b'source.sha256'].decode() == digest, (t, schema.metadata)
 print(len(tables))
 "#,
-                log.to_str().unwrap(),
-                out.to_str().unwrap(),
-                to,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            check.status.success(),
-            "{}",
-            String::from_utf8_lossy(&check.stderr)
+            &[log.to_str().unwrap(), out.to_str().unwrap(), to],
         );
     }
 }
@@ -68,7 +78,7 @@ fn a_window_names_its_range_and_skips_the_digest() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("window");
-    let run = recfmt(&[
+    run_recfmt(&[
         "convert",
         log.to_str().unwrap(),
         "--start",
@@ -80,15 +90,9 @@ fn a_window_names_its_range_and_skips_the_digest() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let check = std::process::Command::new(&python)
-        .args([
-            "-c",
-            r#"
+    run_python(
+        &python,
+        r#"
 import glob, json, sys
 import pyarrow.parquet as pq
 tables = sorted(glob.glob(sys.argv[1] + '/*.parquet'))
@@ -99,14 +103,9 @@ for t in tables:
     assert json.loads(meta[b'recfmt.time_range']) == {'start': '1', 'end': '2', 'carry_last': False}, meta
     assert meta[b'source.file'].decode() == sys.argv[2], meta
 "#,
+        &[
             out.to_str().unwrap(),
             log.file_name().unwrap().to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
+        ],
     );
 }
