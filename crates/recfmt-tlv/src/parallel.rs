@@ -128,12 +128,8 @@ impl Block {
 
     /// Appends a record of `stream`.
     pub(crate) fn push(&mut self, stream: usize, record: &RecordRef<'_>) {
-        let (Ok(start), Ok(len), Ok(stream32)) = (
-            u32::try_from(self.raw.len()),
-            u16::try_from(record.payload.len()),
-            u32::try_from(stream),
-        ) else {
-            // Unreachable: blocks are cut at MAX_BLOCK_BYTES and payloads are at most u16::MAX.
+        let Ok(len) = u16::try_from(record.payload.len()) else {
+            // Unreachable: payloads are at most u16::MAX bytes.
             return;
         };
         let header = RecordHeader {
@@ -141,12 +137,28 @@ impl Block {
             type_id: record.type_id,
             len,
         };
+        self.note_record(stream, self.raw.len());
         self.raw.extend_from_slice(&header.to_bytes());
         self.raw.extend_from_slice(record.payload);
+    }
+
+    /// Notes a record of `stream` starting at byte `start` of the block, whose bytes (its
+    /// header, then its payload) are appended by [`Self::append_records`].
+    pub(crate) fn note_record(&mut self, stream: usize, start: usize) {
+        let (Ok(start), Ok(stream32)) = (u32::try_from(start), u32::try_from(stream)) else {
+            // Unreachable: blocks are cut at MAX_BLOCK_BYTES.
+            return;
+        };
         self.recs.push((start, stream32));
         if let Some(n) = self.counts.get_mut(stream) {
             *n += 1;
         }
+    }
+
+    /// Appends whole records as they lie in the file, noted before by [`Self::note_record`]:
+    /// one copy for a run of records instead of one per record.
+    pub(crate) fn append_records(&mut self, bytes: &[u8]) {
+        self.raw.extend_from_slice(bytes);
     }
 
     /// Marks the last record as the one the framer failed on.

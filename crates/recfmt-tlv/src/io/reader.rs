@@ -254,6 +254,48 @@ impl<R: Read> Reader<R> {
         self.take_record(header, total)
     }
 
+    /// Takes the whole records buffered from here on while `accept` takes each (given its
+    /// header and where it starts in the run) and the run is shorter than `max_bytes`, and
+    /// returns their bytes as they lie in the file: for a framer that keeps records as they
+    /// are, one copy per run instead of one per record. Stops before a record not wholly
+    /// buffered, one at or past the stop time, or one `accept` refuses (which must then
+    /// leave no trace of it); takes none in resync mode, where each header is checked on the
+    /// full path. An empty run says only that the next record needs [`Self::read_record_ref`].
+    #[inline]
+    pub(crate) fn take_run(
+        &mut self,
+        max_bytes: usize,
+        mut accept: impl FnMut(&RecordHeader, usize) -> bool,
+    ) -> &[u8] {
+        let start = self.pos;
+        if self.resync.is_some() {
+            return &[];
+        }
+        let mut at = start;
+        let mut last_t = self.last_t;
+        while at - start < max_bytes && self.end - at >= RECORD_HEADER_LEN {
+            let mut head = [0; RECORD_HEADER_LEN];
+            head.copy_from_slice(&self.buf[at..at + RECORD_HEADER_LEN]);
+            let header = RecordHeader::parse(&head);
+            let total = RECORD_HEADER_LEN + usize::from(header.len);
+            if self.end - at < total || header.t_us >= self.stop_us || !accept(&header, at - start)
+            {
+                break;
+            }
+            if let Some(last) = last_t
+                && header.t_us < last
+            {
+                let offset = self.offset + (at - start) as u64;
+                self.note_backwards(offset, header.t_us, last);
+            }
+            last_t = Some(header.t_us);
+            at += total;
+        }
+        self.last_t = last_t;
+        self.consume(at - start);
+        &self.buf[start..at]
+    }
+
     /// [`Self::read_record_ref`] when the record is not wholly buffered, the input ends, or a
     /// resync check applies.
     #[inline(never)]
