@@ -23,6 +23,7 @@ use recfmt_core::{BatchSet, ColumnBuf, ColumnData, RowWriter, Schema, StreamBatc
 
 use crate::decode::{Gathered, RowDecoder};
 use crate::error::{Error, Result};
+use crate::io::Reader;
 use crate::record::{RECORD_HEADER_LEN, RecordHeader, RecordRef};
 
 /// Bytes of records per block by default: large enough that the per-block costs (a channel
@@ -137,28 +138,44 @@ impl Block {
             type_id: record.type_id,
             len,
         };
-        self.note_record(stream, self.raw.len());
+        Self::note_record(&mut self.recs, &mut self.counts, stream, self.raw.len());
         self.raw.extend_from_slice(&header.to_bytes());
         self.raw.extend_from_slice(record.payload);
     }
 
-    /// Notes a record of `stream` starting at byte `start` of the block, whose bytes (its
-    /// header, then its payload) are appended by [`Self::append_records`].
-    pub(crate) fn note_record(&mut self, stream: usize, start: usize) {
+    /// Notes a record of `stream` starting at byte `start` of the block.
+    fn note_record(recs: &mut Vec<RecordStart>, counts: &mut [usize], stream: usize, start: usize) {
         let (Ok(start), Ok(stream32)) = (u32::try_from(start), u32::try_from(stream)) else {
             // Unreachable: blocks are cut at MAX_BLOCK_BYTES.
             return;
         };
-        self.recs.push((start, stream32));
-        if let Some(n) = self.counts.get_mut(stream) {
+        recs.push((start, stream32));
+        if let Some(n) = counts.get_mut(stream) {
             *n += 1;
         }
     }
 
-    /// Appends whole records as they lie in the file, noted before by [`Self::note_record`]:
-    /// one copy for a run of records instead of one per record.
-    pub(crate) fn append_records(&mut self, bytes: &[u8]) {
-        self.raw.extend_from_slice(bytes);
+    /// Appends the records `reader` reads next, straight from its source, while `stream_of`
+    /// gives each a stream (`None`: left for the full path) and the block holds less than
+    /// `limit` bytes: one copy by the kernel, none per record. The bytes appended; zero when
+    /// the next record needs [`Reader::read_record_ref`].
+    pub(crate) fn read_records<R: std::io::Read>(
+        &mut self,
+        reader: &mut Reader<R>,
+        limit: usize,
+        mut stream_of: impl FnMut(&RecordHeader) -> Option<usize>,
+    ) -> Result<usize> {
+        let Block {
+            raw, recs, counts, ..
+        } = self;
+        let room = limit.saturating_sub(raw.len());
+        reader.read_run_into(raw, room, |header, start| match stream_of(header) {
+            Some(stream) => {
+                Self::note_record(recs, counts, stream, start);
+                true
+            }
+            None => false,
+        })
     }
 
     /// Marks the last record as the one the framer failed on.

@@ -454,27 +454,24 @@ impl<R: Read> UsvlogRecording<R> {
     /// except a long payload, kept as the single-threaded path keeps it.
     fn frame_block(&mut self, block: &mut Block, limit: usize) -> Result<bool> {
         while block.bytes() < limit {
-            // Most records: runs of those kept as they lie in the file, copied at once.
-            let base = block.bytes();
+            // Most records: those kept as they lie in the file, read straight into the block.
             let unknown = self.decoder.unknown_stream();
             let (decoder, stream_of_type) = (&self.decoder, &self.stream_of_type);
             let (records_seen, unknown_counts) = (&mut self.records_seen, &mut self.unknown_counts);
-            let run = self.reader.take_run(limit - base, |header, at| {
+            let read = block.read_records(&mut self.reader, limit, |header| {
                 let stream = stream_of_type[usize::from(header.type_id)] as usize;
                 if stream == u32::MAX as usize {
                     *unknown_counts.entry(header.type_id).or_default() += 1;
-                    block.note_record(unknown, base + at);
+                    Some(unknown)
                 } else if usize::from(header.len) == decoder.payload_size(stream) {
                     records_seen[stream] += 1;
-                    block.note_record(stream, base + at);
+                    Some(stream)
                 } else {
                     // A length that disagrees with the layout: noted on the full path below.
-                    return false;
+                    None
                 }
-                true
-            });
-            if !run.is_empty() {
-                block.append_records(run);
+            })?;
+            if read > 0 {
                 continue;
             }
             let record = next_record!(self.reader, Ok(false));

@@ -307,6 +307,26 @@ fn a_corrupt_record_mid_file_is_skipped_or_fails_at_the_same_row() {
 }
 
 #[test]
+fn time_going_backwards_is_noted_alike_at_the_same_byte() {
+    // Records read straight into blocks note a time that goes backwards at the byte the row
+    // path names: swap the times of records here and there, some at block edges.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, layouts) = mixed_session(dir.path(), 400);
+    let mut all = records(&path);
+    for i in (7..all.len() - 1).step_by(all.len() / 9) {
+        let (a, b) = (all[i].t_us, all[i + 1].t_us);
+        (all[i].t_us, all[i + 1].t_us) = (b + 5, a);
+    }
+    rewrite(&path, &all);
+    let options = options(false, &layouts);
+    let mut single = open(&path, &options, 0, 1 << 20);
+    let reference = run(&mut single, 100_000, &|_| true, &|_, _| true, Mix::Batches);
+    let warned = reference.1;
+    assert!(warned.contains("goes backwards at byte"), "{warned}");
+    compare_all(&path, &options, &CAPACITIES);
+}
+
+#[test]
 fn a_strict_long_payload_that_fills_a_batch_still_fails_first() {
     // The row of a long payload is appended before its strict error: at the capacity it must
     // not make the call return "full" first. Capacities 1..=4 put it at every position.

@@ -254,46 +254,71 @@ impl<R: Read> Reader<R> {
         self.take_record(header, total)
     }
 
-    /// Takes the whole records buffered from here on while `accept` takes each (given its
-    /// header and where it starts in the run) and the run is shorter than `max_bytes`, and
-    /// returns their bytes as they lie in the file: for a framer that keeps records as they
-    /// are, one copy per run instead of one per record. Stops before a record not wholly
-    /// buffered, one at or past the stop time, or one `accept` refuses (which must then
-    /// leave no trace of it); takes none in resync mode, where each header is checked on the
-    /// full path. An empty run says only that the next record needs [`Self::read_record_ref`].
-    #[inline]
-    pub(crate) fn take_run(
+    /// Appends to `dst` the records from here on, read from the source straight into it (no
+    /// copy through this reader's buffer), while `accept` takes each (given its header and
+    /// where it starts in `dst`) and less than `max_bytes` have been appended; returns the
+    /// bytes appended, every one of them whole records as they lie in the file. Stops before a
+    /// record not wholly read, one at or past the stop time, or one `accept` refuses (which
+    /// must then leave no trace of it): those bytes go back to this reader's buffer. Appends
+    /// nothing in resync mode, where each header is checked on the full path. Zero says only
+    /// that the next record needs [`Self::read_record_ref`].
+    pub(crate) fn read_run_into(
         &mut self,
+        dst: &mut Vec<u8>,
         max_bytes: usize,
         mut accept: impl FnMut(&RecordHeader, usize) -> bool,
-    ) -> &[u8] {
-        let start = self.pos;
-        if self.resync.is_some() {
-            return &[];
+    ) -> Result<usize> {
+        if self.resync.is_some() || max_bytes == 0 {
+            return Ok(0);
         }
-        let mut at = start;
+        let base = dst.len();
+        let buffered = self.end - self.pos;
+        dst.extend_from_slice(&self.buf[self.pos..self.end]);
+        (self.pos, self.end) = (0, 0);
+        // At most a buffer's worth in all, so that what is left unframed fits back in it.
+        let want = max_bytes.min(self.buf.len()).saturating_sub(buffered);
+        if want > 0 && !self.eof {
+            let read = match (&mut self.inner).take(want as u64).read_to_end(dst) {
+                Ok(n) => n,
+                Err(e) => {
+                    dst.truncate(base + buffered);
+                    self.unread(dst, base);
+                    return Err(e.into());
+                }
+            };
+            self.eof = read < want;
+        }
+        let mut at = base;
         let mut last_t = self.last_t;
-        while at - start < max_bytes && self.end - at >= RECORD_HEADER_LEN {
+        while at - base < max_bytes && dst.len() - at >= RECORD_HEADER_LEN {
             let mut head = [0; RECORD_HEADER_LEN];
-            head.copy_from_slice(&self.buf[at..at + RECORD_HEADER_LEN]);
+            head.copy_from_slice(&dst[at..at + RECORD_HEADER_LEN]);
             let header = RecordHeader::parse(&head);
             let total = RECORD_HEADER_LEN + usize::from(header.len);
-            if self.end - at < total || header.t_us >= self.stop_us || !accept(&header, at - start)
-            {
+            if dst.len() - at < total || header.t_us >= self.stop_us || !accept(&header, at) {
                 break;
             }
             if let Some(last) = last_t
                 && header.t_us < last
             {
-                let offset = self.offset + (at - start) as u64;
+                let offset = self.offset + (at - base) as u64;
                 self.note_backwards(offset, header.t_us, last);
             }
             last_t = Some(header.t_us);
             at += total;
         }
         self.last_t = last_t;
-        self.consume(at - start);
-        &self.buf[start..at]
+        self.offset += (at - base) as u64;
+        self.unread(dst, at);
+        Ok(at - base)
+    }
+
+    /// Moves `dst[from..]`, bytes read but not framed, back to the (empty) buffer.
+    fn unread(&mut self, dst: &mut Vec<u8>, from: usize) {
+        let rest = &dst[from..];
+        self.buf[..rest.len()].copy_from_slice(rest);
+        (self.pos, self.end) = (0, rest.len());
+        dst.truncate(from);
     }
 
     /// [`Self::read_record_ref`] when the record is not wholly buffered, the input ends, or a
