@@ -28,7 +28,7 @@ use crate::header::{FileKind, Version};
 use crate::io::Reader;
 use crate::json::{array_to_json_text, value_to_json_text};
 use crate::proto::{GetFrameResponse, Kind, StateUpdate, Values, is_null};
-use crate::timeline::{Event, RecordingPaths, Timeline, open_file};
+use crate::timeline::{Event, RecordingPaths, Timeline};
 
 /// Name of the stream with one row per frame record.
 pub const FRAMES_STREAM: &str = "frames";
@@ -198,13 +198,13 @@ impl NanoverRecording<BufReader<File>> {
         let mut total = 0;
         let mut scan = Prescan::default();
         if let Some(p) = &paths.traj {
-            let lenient = ReadOptions {
-                strict: false,
-                ..options.clone()
-            };
-            let mut reader = open_file(p, FileKind::Trajectory, &lenient).in_file(p)?;
+            // Unbuffered: the reader reads the keys in small pieces and seeks past arrays.
+            let file = File::open(p).in_file(p)?;
+            let len = file.metadata().in_file(p)?.len();
+            let mut reader = Reader::new(file, FileKind::Trajectory).with_options(options);
+            reader.set_strict(false);
+            reader.set_total_len(Some(len));
             reader.set_version_policy(version);
-            let len = std::fs::metadata(p).in_file(p)?.len();
             scan = prescan(reader, Some(Tracker::new(spacing_for(len)))).in_file(p)?;
         }
         for p in [&paths.traj, &paths.state].into_iter().flatten() {
@@ -253,40 +253,35 @@ impl NanoverRecording<BufReader<File>> {
 
 impl<R: Read + std::io::Seek> NanoverRecording<R> {
     /// Reads a `.nanover.zip` (NanoVer's format since October 2025; see [`crate::nzip`]).
-    /// The messages are decoded one at a time as they are read (twice: a first pass
-    /// declares the schema), and served as the same streams as a `.traj` and `.state`;
-    /// memory holds one message and a small record per index entry.
+    /// A first pass walks each message's keys from the file, skipping its arrays, to declare
+    /// the schema and take checkpoints; the messages are then decoded one at a time as they
+    /// are read, and served as the same streams as a `.traj` and `.state`. Memory holds one
+    /// message and a small record per index entry.
     #[cfg(feature = "nanover-zip")]
     pub fn from_zip(source: R, options: &ReadOptions) -> Result<Self>
     where
         R: Send + std::fmt::Debug + 'static,
     {
         let mut events = crate::nzip::ZipEvents::open(source, &options.limits)?;
-        // First pass: the keys and types of every frame, decoded one message at a time.
         let mut scan = Prescan::default();
         let mut has_state = false;
         let mut tracker = Tracker::new(spacing_for(events.messages_extent()));
-        while let Some(e) = events.next_event()? {
-            // The entry this event came from.
+        while let Some(message) = events.next_shape()? {
+            // The entry this message came from.
             let entry = events.next_entry().saturating_sub(1) as u64;
             if events.time_known() {
-                tracker.note_time(e.timestamp);
+                tracker.note_time(message.timestamp);
             }
-            if let Some(f) = &e.frame {
-                scan.add_message(f);
-                let (values, arrays) = f
-                    .frame
-                    .as_ref()
-                    .map(|f| (f.values.keys(), f.arrays.keys()))
-                    .unzip();
+            if let Some(f) = &message.frame {
+                scan.add_frame(f);
                 tracker.frame(
                     entry,
                     f.frame_index == 0,
-                    values.into_iter().flatten().map(String::as_str),
-                    arrays.into_iter().flatten().map(String::as_str),
+                    f.values.iter().map(|(k, _)| k.as_str()),
+                    f.arrays.iter().map(|(k, _)| k.as_str()),
                 );
             }
-            has_state |= e.state.is_some();
+            has_state |= message.state;
             let (last_index, last_ts, time_known) = events.resume_state();
             let resume = crate::checkpoint::Resume::Zip {
                 last_index,
@@ -336,7 +331,13 @@ impl<'a> NanoverRecording<&'a [u8]> {
             r
         };
         let scan = match traj {
-            Some(b) => prescan(reader(b, FileKind::Trajectory, false), None)?,
+            Some(b) => {
+                let mut r = Reader::new(std::io::Cursor::new(b), FileKind::Trajectory)
+                    .with_options(options);
+                r.set_strict(false);
+                r.set_total_len(Some(b.len() as u64));
+                prescan(r, None)?
+            }
             None => Prescan::default(),
         };
         let timeline = Timeline::new(

@@ -13,6 +13,7 @@ use crate::header::{
 use crate::proto::{FrameData, GetFrameResponse, StateUpdate};
 use crate::report::{Finding, FindingKind, NanoverVerdict, Severity};
 
+mod framed;
 mod seek;
 
 /// NanoVer's checker flags a record that comes this long (120 s) or longer after the previous.
@@ -106,6 +107,9 @@ pub struct Reader<R> {
     ts_run: Option<(usize, u64)>,
     scratch: Record,
     last_offset: u64,
+    /// Bytes read from the source at a time beyond what is needed: all the buffer holds,
+    /// or little when records are framed without reading their arrays (`framed.rs`).
+    read_ahead: usize,
 }
 
 impl<R: Read> Reader<R> {
@@ -136,6 +140,7 @@ impl<R: Read> Reader<R> {
             ts_run: None,
             scratch: Record::default(),
             last_offset: 0,
+            read_ahead: usize::MAX,
         }
     }
 
@@ -282,8 +287,12 @@ impl<R: Read> Reader<R> {
                 self.buf.resize(n.max(MIN_BUF), 0);
             }
         }
+        let stop = self
+            .buf
+            .len()
+            .min(self.pos.saturating_add(n.max(self.read_ahead)));
         while self.end - self.pos < n {
-            match self.inner.read(&mut self.buf[self.end..]) {
+            match self.inner.read(&mut self.buf[self.end..stop]) {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -366,41 +375,11 @@ impl<R: Read> Reader<R> {
     pub fn read_record(&mut self, record: &mut Record) -> Result<bool> {
         let version = self.version_or_header()?;
         loop {
-            if self.done {
+            let Some((ts, len)) = self.next_header(version)? else {
                 return Ok(false);
-            }
-            let avail = self.fill(RH)?;
-            if avail == 0 {
-                self.done = true;
-                return Ok(false);
-            }
-            if avail < RH {
-                return self.torn(FindingKind::TornRecordHeader, RH as u128, avail as u64);
-            }
-            let (ts, len) = self.peek_header(0);
+            };
             let needed = RH as u128 + u128::from(len);
-            let remaining = self.total_len.map(|t| t.saturating_sub(self.offset));
-            let past_end = remaining.is_some_and(|r| needed > u128::from(r));
-            let too_large = len > self.limits.max_record_len;
-            if past_end || too_large {
-                if self.resync {
-                    let hint = past_end.then_some(needed);
-                    if self.resync_forward(version, hint)? {
-                        continue;
-                    }
-                    return Ok(false);
-                }
-                if let Some(r) = remaining.filter(|_| past_end) {
-                    return self.torn(FindingKind::PayloadPastEnd, needed, r);
-                }
-                return Err(Error::Core(recfmt_core::Error::Limit {
-                    what: "nanover record length",
-                    value: len,
-                    limit: self.limits.max_record_len,
-                    offset: self.offset + 16,
-                }));
-            }
-            // Checked against the limit above, so this fits in memory.
+            // Checked against the limit by `next_header`, so this fits in memory.
             let need = RH + len as usize;
             let avail = self.fill(need + RH)?;
             if avail < need {
@@ -434,10 +413,56 @@ impl<R: Read> Reader<R> {
             record
                 .payload
                 .extend_from_slice(&self.buf[self.pos + RH..self.pos + need]);
-            self.check_timestamp(ts, next_ts)?;
+            self.check_timestamp(ts, next_ts, self.offset)?;
             self.consume(need);
             self.records += 1;
             return Ok(true);
+        }
+    }
+
+    /// The timestamp and payload length of the next record header that fits (within the
+    /// limits and, when the file length is known, the file), with the cursor on it; `None`
+    /// at the end of the records. A header that does not fit ends the records as a torn
+    /// tail, or is resynchronised past.
+    fn next_header(&mut self, version: Version) -> Result<Option<(u128, u64)>> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let avail = self.fill(RH)?;
+            if avail == 0 {
+                self.done = true;
+                return Ok(None);
+            }
+            if avail < RH {
+                self.torn(FindingKind::TornRecordHeader, RH as u128, avail as u64)?;
+                return Ok(None);
+            }
+            let (ts, len) = self.peek_header(0);
+            let needed = RH as u128 + u128::from(len);
+            let remaining = self.total_len.map(|t| t.saturating_sub(self.offset));
+            let past_end = remaining.is_some_and(|r| needed > u128::from(r));
+            let too_large = len > self.limits.max_record_len;
+            if past_end || too_large {
+                if self.resync {
+                    let hint = past_end.then_some(needed);
+                    if self.resync_forward(version, hint)? {
+                        continue;
+                    }
+                    return Ok(None);
+                }
+                if let Some(r) = remaining.filter(|_| past_end) {
+                    self.torn(FindingKind::PayloadPastEnd, needed, r)?;
+                    return Ok(None);
+                }
+                return Err(Error::Core(recfmt_core::Error::Limit {
+                    what: "nanover record length",
+                    value: len,
+                    limit: self.limits.max_record_len,
+                    offset: self.offset + 16,
+                }));
+            }
+            return Ok(Some((ts, len)));
         }
     }
 
@@ -467,7 +492,9 @@ impl<R: Read> Reader<R> {
         fits && nts < PLAUSIBLE_TIMESTAMP && (after(ts) || self.last_ts.is_some_and(after))
     }
 
-    fn check_timestamp(&mut self, ts: u128, next_ts: Option<u128>) -> Result<()> {
+    /// Checks the timestamp of the record at byte `at` against the last one (`next_ts`: the
+    /// record after it, when there is one).
+    fn check_timestamp(&mut self, ts: u128, next_ts: Option<u128>, at: u64) -> Result<()> {
         let record = self.records;
         let Some(last) = self.last_ts else {
             self.last_ts = Some(ts);
@@ -484,7 +511,7 @@ impl<R: Read> Reader<R> {
                         (ts - last) as f64 / 1e6
                     ),
                 )
-                .at(self.offset, 0)
+                .at(at, 0)
                 .record(record);
                 f.prev_timestamp = Some(last);
                 f.next_timestamp = Some(ts);
@@ -492,7 +519,7 @@ impl<R: Read> Reader<R> {
                 self.integrity.warn(format!(
                     "{}: at byte {}: {:.1} s since the previous record (NanoVer's checker flags pauses of 120 s or more)",
                     self.label,
-                    self.offset,
+                    at,
                     (ts - last) as f64 / 1e6
                 ));
             }
@@ -501,7 +528,7 @@ impl<R: Read> Reader<R> {
         }
         if self.strict {
             return Err(Error::TimestampOrder {
-                offset: self.offset,
+                offset: at,
                 previous: last,
                 found: ts,
             });
@@ -519,13 +546,13 @@ impl<R: Read> Reader<R> {
                     NanoverVerdict::Flags,
                     format!("timestamp {ts} us is not after the previous {last} us"),
                 )
-                .at(self.offset, 0)
+                .at(at, 0)
                 .record(record);
                 f.prev_timestamp = Some(last);
                 f.next_timestamp = next_ts;
                 self.integrity.warn(format!(
                     "{}: at byte {}: timestamp {ts} us is not after the previous {last} us",
-                    self.label, self.offset
+                    self.label, at
                 ));
                 self.push_finding(f);
                 if self.findings.len() <= MAX_FINDINGS {
