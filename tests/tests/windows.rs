@@ -338,18 +338,13 @@ fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
     // Cut inside `index.msgpack` (between its local header and the central directory): the
     // messages after the last one the index names are found by decoding, without times.
     let name = b"index.msgpack";
-    let find = |from_end: bool| {
-        let mut hits = zip_bytes.windows(name.len()).enumerate();
-        let hit = |(_, w): &(usize, &[u8])| *w == name[..];
-        if from_end {
-            hits.rfind(hit).map(|(i, _)| i)
-        } else {
-            hits.find(hit).map(|(i, _)| i)
-        }
-        .expect("index.msgpack named")
-    };
+    let hits: Vec<usize> = (zip_bytes.windows(name.len()).enumerate())
+        .filter(|(_, w)| w == name)
+        .map(|(i, _)| i)
+        .collect();
+    let (local_header, directory) = (hits[0], hits[hits.len() - 1]);
     let index_cut = dir.join("nanover_index_cut.nanover.zip");
-    let cut_at = (find(false) + find(true)) / 2;
+    let cut_at = (local_header + directory) / 2;
     std::fs::write(&index_cut, &zip_bytes[..cut_at]).expect("write zip");
     vec![
         (whole, false),
