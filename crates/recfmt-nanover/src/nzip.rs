@@ -299,12 +299,15 @@ pub struct ZipEvents<R> {
     buf: Vec<u8>,
     /// Events end before the first entry whose index time is this late ([`ZipEvents::set_stop`]).
     stop: Option<u128>,
+    /// What the open pass ([`ZipEvents::next_shape`]) read ahead of the next message.
+    ahead: crate::skim::ReadAhead,
 }
 
 impl<R: Read + Seek> ZipEvents<R> {
     /// Reads the bytes of `entry` into the buffer: false when the file holds fewer (it got
     /// shorter since it was opened).
     fn read_entry(&mut self, entry: IndexEntry) -> std::io::Result<bool> {
+        self.ahead.forget();
         self.source
             .seek(std::io::SeekFrom::Start(self.messages_start + entry.offset))?;
         self.buf.clear();
@@ -469,6 +472,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             last_time_known: true,
             buf: Vec::new(),
             stop: None,
+            ahead: crate::skim::ReadAhead::default(),
         }
     }
 

@@ -201,6 +201,7 @@ impl NanoverRecording<BufReader<File>> {
             // Unbuffered: the reader reads the keys in small pieces and seeks past arrays.
             let file = File::open(p).in_file(p)?;
             let len = file.metadata().in_file(p)?.len();
+            let file = crate::skim::PositionedFile::new(file);
             let mut reader = Reader::new(file, FileKind::Trajectory).with_options(options);
             reader.set_strict(false);
             reader.set_total_len(Some(len));
@@ -237,7 +238,10 @@ impl NanoverRecording<BufReader<File>> {
         use recfmt_core::ResultExt;
         let file = File::open(path).in_file(path)?;
         let len = file.metadata().in_file(path)?.len();
-        let mut rec = Self::from_zip(BufReader::new(file), options).in_file(path)?;
+        // Positioned reads: the open pass reads a few hundred bytes per message and seeks
+        // past the arrays (with no system call), whole messages are read around it.
+        let source = crate::skim::PositionedFile::new(file);
+        let mut rec = Self::from_zip_source(source, options).in_file(path)?;
         rec.header
             .metadata
             .insert("zip".into(), path.display().to_string());
@@ -261,6 +265,15 @@ impl<R: Read + std::io::Seek> NanoverRecording<R> {
     pub fn from_zip(source: R, options: &ReadOptions) -> Result<Self>
     where
         R: Send + std::fmt::Debug + 'static,
+    {
+        Self::from_zip_source(source, options)
+    }
+
+    /// [`NanoverRecording::from_zip`] from a source of any type (the events are boxed).
+    #[cfg(feature = "nanover-zip")]
+    fn from_zip_source<Z>(source: Z, options: &ReadOptions) -> Result<Self>
+    where
+        Z: Read + std::io::Seek + Send + std::fmt::Debug + 'static,
     {
         let mut events = crate::nzip::ZipEvents::open(source, &options.limits)?;
         let mut scan = Prescan::default();

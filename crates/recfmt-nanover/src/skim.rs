@@ -7,9 +7,11 @@ use std::io::{Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
 
-/// Bytes read at a time by [`Seeking`] beyond what is asked for: enough for the keys and
-/// headers of a record, far less than its arrays.
-pub(crate) const READ_AHEAD: usize = 4096;
+/// Bytes read at a time by [`Seeking`] (and a `.traj` reader framing records) beyond what
+/// is asked for: enough for the keys and array headers of a typical record, far less than
+/// its arrays. Each read copies this much from the page cache, so more costs more: 4 KiB
+/// took 0.2 s more than this over the 42,000 records of a 10 GB `.traj` (PERFORMANCE.md).
+pub(crate) const READ_AHEAD: usize = 512;
 
 /// A source of bytes read forward.
 pub(crate) trait ByteSource {
@@ -44,68 +46,164 @@ impl ByteSource for &[u8] {
     }
 }
 
-/// A seekable file read forward in small pieces ([`READ_AHEAD`]), a skip being a seek.
+/// A file read with positioned reads (`pread`): a seek only moves the position kept here,
+/// without a system call, which halves the calls of a pass that reads a little and seeks
+/// past a lot.
 #[derive(Debug)]
-pub(crate) struct Seeking<R> {
-    inner: R,
+pub(crate) struct PositionedFile {
+    file: std::fs::File,
+    pos: u64,
+}
+
+impl PositionedFile {
+    pub(crate) fn new(file: std::fs::File) -> Self {
+        PositionedFile { file, pos: 0 }
+    }
+
+    #[cfg(unix)]
+    fn read_at(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(&self.file, buf, self.pos)
+    }
+
+    #[cfg(windows)]
+    fn read_at(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        std::os::windows::fs::FileExt::seek_read(&self.file, buf, self.pos)
+    }
+
+    #[cfg(not(any(unix, windows)))]
+    fn read_at(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(self.pos))?;
+        file.read(buf)
+    }
+}
+
+impl Read for PositionedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.read_at(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for PositionedFile {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        let (base, by) = match to {
+            SeekFrom::Start(at) => {
+                self.pos = at;
+                return Ok(at);
+            }
+            SeekFrom::Current(by) => (self.pos, by),
+            SeekFrom::End(by) => (self.file.metadata()?.len(), by),
+        };
+        self.pos = base.checked_add_signed(by).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
+        })?;
+        Ok(self.pos)
+    }
+}
+
+/// The bytes read ahead of a [`Seeking`] reader, kept between readers over the same file so
+/// that the start of the next record, read with the end of the last, is not read again.
+#[derive(Debug, Default)]
+pub(crate) struct ReadAhead {
     buf: Vec<u8>,
     pos: usize,
     end: usize,
+    /// The file offset of `buf[pos]` (the file being positioned at `end`); `None` when not
+    /// known, as after someone else moved the file.
+    at: Option<u64>,
 }
 
-impl<R: Read + Seek> Seeking<R> {
-    pub(crate) fn new(inner: R) -> Self {
-        Seeking {
-            inner,
-            buf: Vec::new(),
-            pos: 0,
-            end: 0,
-        }
-    }
-
-    /// Continues at byte `offset` of the file.
-    pub(crate) fn seek_to(&mut self, offset: u64) -> Result<()> {
-        self.inner.seek(SeekFrom::Start(offset))?;
+impl ReadAhead {
+    /// Forgets the bytes read ahead: the file was moved by someone else.
+    pub(crate) fn forget(&mut self) {
         self.pos = 0;
         self.end = 0;
+        self.at = None;
+    }
+}
+
+/// A seekable file read forward in small pieces ([`READ_AHEAD`]), a skip being a seek.
+#[derive(Debug)]
+pub(crate) struct Seeking<'a, R> {
+    inner: &'a mut R,
+    ahead: &'a mut ReadAhead,
+}
+
+impl<'a, R: Read + Seek> Seeking<'a, R> {
+    pub(crate) fn new(inner: &'a mut R, ahead: &'a mut ReadAhead) -> Self {
+        Seeking { inner, ahead }
+    }
+
+    /// Continues at byte `offset` of the file (without a seek where it is read ahead).
+    pub(crate) fn seek_to(&mut self, offset: u64) -> Result<()> {
+        let a = &mut *self.ahead;
+        if let Some(ahead) = a.at.and_then(|at| offset.checked_sub(at))
+            && ahead <= (a.end - a.pos) as u64
+        {
+            a.pos += ahead as usize;
+            a.at = Some(offset);
+            return Ok(());
+        }
+        a.forget();
+        self.inner.seek(SeekFrom::Start(offset))?;
+        a.at = Some(offset);
+        Ok(())
+    }
+
+    fn fill(&mut self, n: usize) -> Result<()> {
+        let a = &mut *self.ahead;
+        a.buf.copy_within(a.pos..a.end, 0);
+        a.end -= a.pos;
+        a.pos = 0;
+        let want = n.max(READ_AHEAD);
+        if a.buf.len() < want {
+            a.buf.resize(want, 0);
+        }
+        while a.end < n {
+            match self.inner.read(&mut a.buf[a.end..want]) {
+                Ok(0) => return Err(ended((n - a.end) as u64)),
+                Ok(k) => a.end += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    a.forget();
+                    return Err(e.into());
+                }
+            }
+        }
         Ok(())
     }
 }
 
-impl<R: Read + Seek> ByteSource for Seeking<R> {
+impl<R: Read + Seek> ByteSource for Seeking<'_, R> {
     fn take(&mut self, n: usize) -> Result<&[u8]> {
-        if self.end - self.pos < n {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
-            let want = n.max(READ_AHEAD);
-            if self.buf.len() < want {
-                self.buf.resize(want, 0);
-            }
-            while self.end < n {
-                match self.inner.read(&mut self.buf[self.end..want]) {
-                    Ok(0) => return Err(ended((n - self.end) as u64)),
-                    Ok(k) => self.end += k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
+        if self.ahead.end - self.ahead.pos < n {
+            self.fill(n)?;
         }
-        let at = self.pos;
-        self.pos += n;
-        Ok(&self.buf[at..at + n])
+        let a = &mut *self.ahead;
+        let at = a.pos;
+        a.pos += n;
+        a.at = a.at.map(|o| o + n as u64);
+        Ok(&a.buf[at..at + n])
     }
 
     fn skip(&mut self, n: u64) -> Result<()> {
-        let buffered = (self.end - self.pos) as u64;
+        let a = &mut *self.ahead;
+        let buffered = (a.end - a.pos) as u64;
         if n <= buffered {
-            self.pos += n as usize;
+            a.pos += n as usize;
+            a.at = a.at.map(|o| o + n);
             return Ok(());
         }
         let beyond = i64::try_from(n - buffered).map_err(|_| ended(n))?;
+        let at = a.at.map(|o| o + n);
+        a.forget();
         self.inner.seek(SeekFrom::Current(beyond))?;
-        self.pos = 0;
-        self.end = 0;
+        a.at = at;
         Ok(())
     }
 }
@@ -216,7 +314,9 @@ mod tests {
     #[test]
     fn a_seeking_source_reads_and_skips_like_a_slice() {
         let bytes: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
-        let mut file = Seeking::new(std::io::Cursor::new(bytes.clone()));
+        let mut cursor = std::io::Cursor::new(bytes.clone());
+        let mut ahead = ReadAhead::default();
+        let mut file = Seeking::new(&mut cursor, &mut ahead);
         let mut slice = &bytes[..];
         for (take, skip) in [(3, 5000), (4097, 1), (10, 0), (1, 9000)] {
             assert_eq!(
@@ -226,6 +326,11 @@ mod tests {
             file.skip(skip).unwrap();
             slice.skip(skip).unwrap();
         }
+        file.seek_to(100).unwrap();
+        assert_eq!(ByteSource::take(&mut file, 3).unwrap(), &bytes[100..103]);
+        file.seek_to(104).unwrap();
+        assert_eq!(ByteSource::take(&mut file, 3).unwrap(), &bytes[104..107]);
+        file.seek_to(19_000).unwrap();
         assert!(ByteSource::take(&mut file, 5000).is_err());
         assert!(ByteSource::take(&mut slice, 5000).is_err());
     }

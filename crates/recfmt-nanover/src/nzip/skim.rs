@@ -318,7 +318,7 @@ impl<R: Read + Seek> ZipEvents<R> {
     /// decoded whole for the decoder's own words (a walk and a decoder that disagree would
     /// give the decoder's answer).
     fn walk_entry(&mut self, entry: IndexEntry) -> Result<EntryRead<(Option<WalkedFrame>, bool)>> {
-        let mut file = Seeking::new(&mut self.source);
+        let mut file = Seeking::new(&mut self.source, &mut self.ahead);
         file.seek_to(self.messages_start + entry.offset)?;
         let mut skim = Skim::new(&mut file, entry.length);
         let walked = message(&mut skim);
