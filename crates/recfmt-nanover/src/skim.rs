@@ -106,6 +106,7 @@ impl Seek for PositionedFile {
     }
 }
 
+#[cfg(feature = "nanover-zip")]
 /// The bytes read ahead of a [`Seeking`] reader, kept between readers over the same file so
 /// that the start of the next record, read with the end of the last, is not read again.
 #[derive(Debug, Default)]
@@ -118,6 +119,7 @@ pub(crate) struct ReadAhead {
     at: Option<u64>,
 }
 
+#[cfg(feature = "nanover-zip")]
 impl ReadAhead {
     /// Forgets the bytes read ahead: the file was moved by someone else.
     pub(crate) fn forget(&mut self) {
@@ -127,6 +129,7 @@ impl ReadAhead {
     }
 }
 
+#[cfg(feature = "nanover-zip")]
 /// A seekable file read forward in small pieces ([`READ_AHEAD`]), a skip being a seek.
 #[derive(Debug)]
 pub(crate) struct Seeking<'a, R> {
@@ -134,6 +137,7 @@ pub(crate) struct Seeking<'a, R> {
     ahead: &'a mut ReadAhead,
 }
 
+#[cfg(feature = "nanover-zip")]
 impl<'a, R: Read + Seek> Seeking<'a, R> {
     pub(crate) fn new(inner: &'a mut R, ahead: &'a mut ReadAhead) -> Self {
         Seeking { inner, ahead }
@@ -179,6 +183,7 @@ impl<'a, R: Read + Seek> Seeking<'a, R> {
     }
 }
 
+#[cfg(feature = "nanover-zip")]
 impl<R: Read + Seek> ByteSource for Seeking<'_, R> {
     fn take(&mut self, n: usize) -> Result<&[u8]> {
         if self.ahead.end - self.ahead.pos < n {
@@ -311,6 +316,7 @@ impl<'s, S: ByteSource> Skim<'s, S> {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "nanover-zip")]
     #[test]
     fn a_seeking_source_reads_and_skips_like_a_slice() {
         let bytes: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
