@@ -123,10 +123,10 @@ struct Pending {
 ///   `value` (JSON; `null` for a removal) and `removed`. These are the update's own changes,
 ///   not the merged state. An update that changes nothing gives one row with a null key.
 ///
-/// The schema is declared before the first row, from a first pass over the `.traj` that
-/// reads only the keys and protobuf types of each record from the wire (no array is
-/// decoded; memory stays bounded by the largest record). Rows come in timestamp order, a
-/// frame's row before a state update's at the same time.
+/// The schema is declared before the first row, from a first pass over the `.traj` (or a
+/// zip's messages) that reads only the keys and types of each record from the file and seeks
+/// past its arrays, so it reads a few hundred bytes per record and decodes no array. Rows
+/// come in timestamp order, a frame's row before a state update's at the same time.
 ///
 /// ```
 /// use recfmt_core::{ArrayValue, FrameBuf, ReadOptions, RecordingReader, Value};
