@@ -280,9 +280,9 @@ fn inputs() -> &'static [Scanned] {
 
 /// Generated NanoVer recordings, about 2 MB of `.traj` each: whole (`.traj` + `.state`), torn
 /// (garbage inserted into both, read with resync and without), the `.traj` cut mid-record (its
-/// `.state` whole), one with keys first set 90% in, and as a `.nanover.zip` whole, cut inside
-/// its central directory (read from its local headers) and cut inside `index.msgpack`. The
-/// whole pair comes first.
+/// `.state` whole), one with keys first set 90% in (also as a zip), and as a `.nanover.zip`
+/// whole, cut inside its central directory (read from its local headers) and cut inside
+/// `index.msgpack`. The whole pair comes first.
 fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
     use recfmt_nanover::generate::{long_recording, write_state, write_traj};
     let (frames, updates) = long_recording(100, 4, 200);
@@ -323,11 +323,12 @@ fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
         "custom.late_array".into(),
         recfmt_nanover::ValueArray::floats(vec![1.0, 2.0]),
     );
-    let late = pair(
-        "nanover_late",
-        &write_traj(Vec::new(), &late_frames).expect("traj"),
-        &state,
-    );
+    let late_traj = write_traj(Vec::new(), &late_frames).expect("traj");
+    let late = pair("nanover_late", &late_traj, &state);
+    let late_zip = dir.join("nanover_late.nanover.zip");
+    let timeline =
+        recfmt_nanover::Timeline::from_bytes(Some(&late_traj), Some(&state)).expect("timeline");
+    recfmt_nanover::write_zip_events(timeline, &late_zip).expect("zip");
     let zip = dir.join("nanover.nanover.zip");
     let timeline =
         recfmt_nanover::Timeline::from_bytes(Some(&traj), Some(&state)).expect("timeline");
@@ -356,6 +357,7 @@ fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
         (zip, false),
         (zip_cut, false),
         (index_cut, false),
+        (late_zip, false),
     ]
 }
 
