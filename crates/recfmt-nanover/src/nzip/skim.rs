@@ -32,16 +32,19 @@ pub(crate) struct FrameShape {
 impl FrameShape {
     /// The shape of a decoded frame.
     fn of(msg: &GetFrameResponse) -> Self {
-        let frame = msg.frame.clone().unwrap_or_default();
-        FrameShape {
+        let mut shape = FrameShape {
             frame_index: msg.frame_index,
-            values: (frame.values.iter())
+            ..FrameShape::default()
+        };
+        if let Some(frame) = &msg.frame {
+            shape.values = (frame.values.iter())
                 .map(|(k, v)| (k.clone(), ScalarKind::of(v)))
-                .collect(),
-            arrays: (frame.arrays.iter())
+                .collect();
+            shape.arrays = (frame.arrays.iter())
                 .map(|(k, a)| (k.clone(), (Variant::of(a), a.len())))
-                .collect(),
+                .collect();
         }
+        shape
     }
 }
 
