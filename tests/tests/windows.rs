@@ -7,8 +7,9 @@
 //! CARLA, FlightGear and NanoVer samples; generated CARLA logs (one per build, cut and damaged
 //! copies) and FlightGear Continuous, compressed and Recovery tapes (cut copies too);
 //! generated NanoVer recordings (several sessions, keys set only now and then) as a
-//! `.traj`/`.state` pair whole, torn and truncated, and as a `.nanover.zip` whole and with its
-//! central directory cut.
+//! `.traj`/`.state` pair whole, torn (read with and without resync), truncated and with keys
+//! first set near the end, and as a `.nanover.zip` whole, with its central directory cut and
+//! cut inside its index.
 //!
 //! The readers that stop at the end are also checked to stop: a window early in the file
 //! reads only the first part of it (`progress`), so a `stop_time` that does nothing fails.
@@ -278,9 +279,10 @@ fn inputs() -> &'static [Scanned] {
 }
 
 /// Generated NanoVer recordings, about 2 MB of `.traj` each: whole (`.traj` + `.state`), torn
-/// (garbage inserted into both, read with resync), the `.traj` cut mid-record (its `.state`
-/// whole), and as a `.nanover.zip` whole and cut inside its central directory (read from its
-/// local headers). The whole pair comes first.
+/// (garbage inserted into both, read with resync and without), the `.traj` cut mid-record (its
+/// `.state` whole), one with keys first set 90% in (also as a zip), and as a `.nanover.zip`
+/// whole, cut inside its central directory (read from its local headers) and cut inside
+/// `index.msgpack`. The whole pair comes first.
 fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
     use recfmt_nanover::generate::{long_recording, write_state, write_traj};
     let (frames, updates) = long_recording(100, 4, 200);
@@ -310,6 +312,23 @@ fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
         &torn(&state, &[0.3, 0.6]),
     );
     let cut = pair("nanover_cut", &traj[..traj.len() * 63 / 100], &state);
+    // Keys first set late in the file (a value and an array, 90% in), so the schema the open
+    // pass declares depends on a record near the end.
+    let mut late_frames = frames.clone();
+    let at = late_frames.len() * 9 / 10;
+    let late = late_frames[at].1.frame.get_or_insert_with(Default::default);
+    late.values
+        .insert("custom.late".into(), recfmt_nanover::number(7.5));
+    late.arrays.insert(
+        "custom.late_array".into(),
+        recfmt_nanover::ValueArray::floats(vec![1.0, 2.0]),
+    );
+    let late_traj = write_traj(Vec::new(), &late_frames).expect("traj");
+    let late = pair("nanover_late", &late_traj, &state);
+    let late_zip = dir.join("nanover_late.nanover.zip");
+    let timeline =
+        recfmt_nanover::Timeline::from_bytes(Some(&late_traj), Some(&state)).expect("timeline");
+    recfmt_nanover::write_zip_events(timeline, &late_zip).expect("zip");
     let zip = dir.join("nanover.nanover.zip");
     let timeline =
         recfmt_nanover::Timeline::from_bytes(Some(&traj), Some(&state)).expect("timeline");
@@ -317,12 +336,28 @@ fn nanover_inputs(dir: &Path) -> Vec<(PathBuf, bool)> {
     let zip_bytes = std::fs::read(&zip).expect("read zip");
     let zip_cut = dir.join("nanover_cut.nanover.zip");
     std::fs::write(&zip_cut, &zip_bytes[..zip_bytes.len() - 10]).expect("write zip");
+    // Cut inside `index.msgpack` (between its local header and the central directory): the
+    // messages after the last one the index names are found by decoding, without times.
+    let name = b"index.msgpack";
+    let hits: Vec<usize> = (zip_bytes.windows(name.len()).enumerate())
+        .filter(|(_, w)| w == name)
+        .map(|(i, _)| i)
+        .collect();
+    let (local_header, directory) = (hits[0], hits[hits.len() - 1]);
+    let index_cut = dir.join("nanover_index_cut.nanover.zip");
+    let cut_at = (local_header + directory) / 2;
+    std::fs::write(&index_cut, &zip_bytes[..cut_at]).expect("write zip");
     vec![
         (whole, false),
-        (torn_pair, true),
+        (torn_pair.clone(), true),
+        // The same garbage read without resync: the records end at the first of it.
+        (torn_pair, false),
         (cut, false),
+        (late, false),
         (zip, false),
         (zip_cut, false),
+        (index_cut, false),
+        (late_zip, false),
     ]
 }
 

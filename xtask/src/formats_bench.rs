@@ -26,6 +26,8 @@
 //!   128 Hz.
 //! - **NanoVer**: `recfmt_nanover::generate::write_bench_traj` (the `.traj` writer), a topology
 //!   frame then frames with the positions and velocities of [`NANOVER_PARTICLES`] particles.
+//! - **NanoVer zip**: `recfmt_nanover::generate::write_bench_zip` (the `.nanover.zip` writer,
+//!   zip64 past 4 GiB), the same frames as one `messages.msgpack` and its `index.msgpack`.
 //!
 //! After generating, `recfmt info --json` must succeed on the input and report it complete
 //! (nothing lost or skipped).
@@ -71,13 +73,14 @@ use crate::session::ensure_session;
 use crate::{disk_usage, files_under, project_root, run};
 
 /// The formats, in the order of the report, as `--format` names them.
-pub const FORMATS: [&str; 6] = [
+pub const FORMATS: [&str; 7] = [
     "usvlog",
     "icarec",
     "icarus-h5",
     "carla",
     "fgtape",
     "nanover",
+    "nanover-zip",
 ];
 
 /// Default input size per format in MB (10^6 bytes): at least 1 GB.
@@ -488,6 +491,17 @@ pub(crate) fn prepare(format: &'static str, data: &Path, mb: u64, min_bytes: u64
                 nanover(&tmp.join("bench.traj"), min_bytes)
             })?;
             ("bench.traj", Vec::new())
+        }
+        "nanover-zip" => {
+            cached(&dir, min_bytes, |tmp| {
+                recfmt_nanover::generate::write_bench_zip(
+                    &tmp.join("bench.nanover.zip"),
+                    NANOVER_PARTICLES,
+                    min_bytes,
+                )?;
+                Ok(())
+            })?;
+            ("bench.nanover.zip", Vec::new())
         }
         other => bail!("no generator for {other}"),
     };

@@ -1,6 +1,7 @@
 //! `cargo xtask bench window [--gb N] [--format NAME]`: one second out of the middle of a
 //! long recording (`recfmt convert --start S --end S+1 --to parquet`) against a full scan of
-//! it (`recfmt validate`), per format (issue 24: under 0.5 s from 10 GB, 1 s for NanoVer).
+//! it (`recfmt validate`), per format (issue 24: under 0.5 s from 10 GB, 1 s for a NanoVer
+//! `.traj`; `nanover-zip`, a `.nanover.zip` of the same frames, has 0.5 s).
 //!
 //! The inputs are those of `bench formats` (the same generators and cache under
 //! `target/bench-data/<format>-<MB>mb/`), of at least N GB (10^9 bytes, default 10); the page

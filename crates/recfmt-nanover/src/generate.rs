@@ -316,22 +316,75 @@ pub const BENCH_FRAME_US: u128 = 10_000;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_bench_traj<W: Write>(out: W, particles: usize, min_bytes: u64) -> Result<(W, u64)> {
-    let particles = particles.max(2);
     let mut w = Writer::new(out, FileKind::Trajectory, Version::V2)?;
-    w.write_frame(
-        BENCH_FRAME_US,
-        &GetFrameResponse::new(0, topology(particles, 0.0, false)),
-    )?;
-    let mut frames = 1u64;
-    while w.position() < min_bytes {
-        let index = u32::try_from(frames).unwrap_or(u32::MAX);
-        w.write_frame(
-            BENCH_FRAME_US * (u128::from(frames) + 1),
-            &GetFrameResponse::new(index, step(particles, frames as usize)),
-        )?;
+    let mut frames = 0u64;
+    for (t, frame) in bench_frames(particles) {
+        if frames > 0 && w.position() >= min_bytes {
+            break;
+        }
+        w.write_frame(t, &frame)?;
         frames += 1;
     }
     Ok((w.finish()?, frames))
+}
+
+/// The frames of [`write_bench_traj`] with their times, without end: a topology frame, then
+/// step frames.
+fn bench_frames(particles: usize) -> impl Iterator<Item = (u128, GetFrameResponse)> {
+    let particles = particles.max(2);
+    (0u64..).map(move |i| {
+        let t = BENCH_FRAME_US * (u128::from(i) + 1);
+        let frame = if i == 0 {
+            GetFrameResponse::new(0, topology(particles, 0.0, false))
+        } else {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            GetFrameResponse::new(index, step(particles, i as usize))
+        };
+        (t, frame)
+    })
+}
+
+/// The frames of [`write_bench_traj`] as a `.nanover.zip` at `out` of at least `min_bytes`
+/// (zip64 past 4 GiB, as NanoVer's converter writes it), streamed. Returns the frames
+/// written.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let out = dir.path().join("bench.nanover.zip");
+/// let frames = recfmt_nanover::generate::write_bench_zip(&out, 10, 4_000)?;
+/// assert!(std::fs::metadata(&out)?.len() >= 4_000);
+/// assert!(frames > 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_bench_zip(
+    out: &std::path::Path,
+    particles: usize,
+    min_bytes: u64,
+) -> recfmt_core::Result<u64> {
+    use prost::Message;
+    // A zip message holds a record's arrays as the same bytes and a little less framing
+    // than the `.traj` record: the records' sizes with a margin reach `min_bytes`.
+    let target = min_bytes
+        .saturating_add(min_bytes / 50)
+        .saturating_add(4096);
+    let mut written = 0u64;
+    let mut frames = 0u64;
+    let events = bench_frames(particles)
+        .take_while(|(_, frame)| {
+            let more = frames == 0 || written < target;
+            written += frame.encoded_len() as u64 + 24;
+            frames += u64::from(more);
+            more
+        })
+        .map(|(timestamp, frame)| {
+            Ok(crate::timeline::Event {
+                timestamp,
+                frame: Some(frame),
+                state: None,
+            })
+        });
+    crate::zipwrite::write_zip_events(events, out)?;
+    Ok(frames)
 }
 
 /// The small recording as the bytes of a `.traj` and a `.state`.

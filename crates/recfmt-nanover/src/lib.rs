@@ -106,6 +106,7 @@ mod proto;
 mod recording;
 mod report;
 mod session;
+mod skim;
 mod timeline;
 mod wire;
 mod write;

@@ -16,7 +16,7 @@ pub(crate) enum Mp {
     Ext,
 }
 
-const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 pub(crate) struct Decoder<'a> {
     buf: &'a [u8],

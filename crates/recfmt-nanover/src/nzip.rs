@@ -28,6 +28,9 @@ use crate::proto::{
 use crate::timeline::Event;
 
 mod container;
+mod skim;
+
+pub(crate) use self::skim::FrameShape;
 
 use self::container::{
     Member, central_directory_names, malformed, members_from_directory, read_at, walk_local_headers,
@@ -60,6 +63,11 @@ fn to_value(m: &Mp) -> Value {
     Value { kind: Some(kind) }
 }
 
+/// The value of `frame.index` as an index (saturated), `None` when it is not a count.
+fn frame_index_of(v: &Mp) -> Option<u32> {
+    v.as_u64().map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+}
+
 fn to_frame(m: &Mp, last_index: &mut u32, integrity: &mut Integrity) -> GetFrameResponse {
     let mut frame = FrameData::default();
     let mut index = None;
@@ -67,7 +75,7 @@ fn to_frame(m: &Mp, last_index: &mut u32, integrity: &mut Integrity) -> GetFrame
         for (k, v) in pairs {
             let Some(key) = k.as_str() else { continue };
             if key == "frame.index" {
-                index = v.as_u64().map(|i| u32::try_from(i).unwrap_or(u32::MAX));
+                index = frame_index_of(v);
                 continue;
             }
             match v {
@@ -75,10 +83,7 @@ fn to_frame(m: &Mp, last_index: &mut u32, integrity: &mut Integrity) -> GetFrame
                     Some(a) => {
                         frame.arrays.insert(key.to_string(), a);
                     }
-                    None => integrity.warn(format!(
-                        "{key}: {} bytes of an unknown or misaligned packed array, skipped",
-                        bytes.len()
-                    )),
+                    None => integrity.warn(unpackable(key, bytes.len() as u64)),
                 },
                 Mp::Array(items)
                     if items.iter().all(|i| i.as_str().is_some()) && !items.is_empty() =>
@@ -107,9 +112,20 @@ fn to_frame(m: &Mp, last_index: &mut u32, integrity: &mut Integrity) -> GetFrame
             }
         }
     }
+    GetFrameResponse::new(number_frame(index, last_index), frame)
+}
+
+/// A frame's index: its `frame.index`, or for a frame without one the previous index + 1,
+/// never 0 (only an explicit 0 resets).
+fn number_frame(index: Option<u32>, last_index: &mut u32) -> u32 {
     let frame_index = index.unwrap_or_else(|| last_index.wrapping_add(1).max(1));
     *last_index = frame_index;
-    GetFrameResponse::new(frame_index, frame)
+    frame_index
+}
+
+/// The warning for a byte string under a key that is not packed, or not whole elements.
+fn unpackable(key: &str, bytes: u64) -> String {
+    format!("{key}: {bytes} bytes of an unknown or misaligned packed array, skipped")
 }
 
 fn to_state(m: &Mp) -> StateUpdate {
@@ -283,12 +299,15 @@ pub struct ZipEvents<R> {
     buf: Vec<u8>,
     /// Events end before the first entry whose index time is this late ([`ZipEvents::set_stop`]).
     stop: Option<u128>,
+    /// What the open pass ([`ZipEvents::next_shape`]) read ahead of the next message.
+    ahead: crate::skim::ReadAhead,
 }
 
 impl<R: Read + Seek> ZipEvents<R> {
     /// Reads the bytes of `entry` into the buffer: false when the file holds fewer (it got
     /// shorter since it was opened).
     fn read_entry(&mut self, entry: IndexEntry) -> std::io::Result<bool> {
+        self.ahead.forget();
         self.source
             .seek(std::io::SeekFrom::Start(self.messages_start + entry.offset))?;
         self.buf.clear();
@@ -453,6 +472,7 @@ impl<R: Read + Seek> ZipEvents<R> {
             last_time_known: true,
             buf: Vec::new(),
             stop: None,
+            ahead: crate::skim::ReadAhead::default(),
         }
     }
 
@@ -501,6 +521,34 @@ impl<R: Read + Seek> ZipEvents<R> {
     /// The next event, in index order; `None` after the last. A message that does not decode
     /// is skipped and reported.
     pub fn next_event(&mut self) -> Result<Option<Event>> {
+        let read = |events: &mut Self, entry| {
+            if !events.read_entry(entry)? {
+                return Ok(EntryRead::Short);
+            }
+            Ok(match Decoder::new(&events.buf).value() {
+                Ok(m) => EntryRead::Message(m),
+                Err(e) => EntryRead::Corrupt(e),
+            })
+        };
+        let Some((message, timestamp)) = self.next_message(read)? else {
+            return Ok(None);
+        };
+        Ok(Some(Event {
+            timestamp,
+            frame: message
+                .get("frame")
+                .map(|f| to_frame(f, &mut self.last_index, &mut self.integrity)),
+            state: message.get("state").map(to_state),
+        }))
+    }
+
+    /// The next entry's message as `read` makes it, with its time; what a reading pass does
+    /// with an entry, declared once: where a time window ends, the loss of a message that
+    /// does not read or is cut, the time of a message without one.
+    fn next_message<T>(
+        &mut self,
+        mut read: impl FnMut(&mut Self, IndexEntry) -> Result<EntryRead<T>>,
+    ) -> Result<Option<(T, u128)>> {
         while let Some(&entry) = self.entries.get(self.next) {
             if let (Some(stop), Some(t)) = (self.stop, entry.timestamp)
                 && u128::from(t) >= stop
@@ -513,37 +561,40 @@ impl<R: Read + Seek> ZipEvents<R> {
             let i = self.next;
             self.next += 1;
             let at = self.messages_start + entry.offset;
-            if !self.read_entry(entry)? {
-                // The file got shorter since it was opened.
-                self.integrity.truncate(at, entry.length);
-                self.integrity.warn(format!(
-                    "at byte {at}: expected message {i} of {} bytes, the file ends",
-                    entry.length
-                ));
-                self.next = self.entries.len();
-                break;
-            }
-            let message = match Decoder::new(&self.buf).value() {
-                Ok(m) => m,
-                Err(e) => {
+            let message = match read(self, entry)? {
+                EntryRead::Message(m) => m,
+                EntryRead::Corrupt(e) => {
                     self.integrity
                         .skip_corrupt(at, entry.length, &format!("message {i}: {e}"));
                     continue;
+                }
+                EntryRead::Short => {
+                    // The file got shorter since it was opened.
+                    self.integrity.truncate(at, entry.length);
+                    self.integrity.warn(format!(
+                        "at byte {at}: expected message {i} of {} bytes, the file ends",
+                        entry.length
+                    ));
+                    self.next = self.entries.len();
+                    break;
                 }
             };
             let timestamp = entry.timestamp.map_or(self.last_ts, u128::from);
             self.last_ts = timestamp;
             self.last_time_known = entry.timestamp.is_some();
-            return Ok(Some(Event {
-                timestamp,
-                frame: message
-                    .get("frame")
-                    .map(|f| to_frame(f, &mut self.last_index, &mut self.integrity)),
-                state: message.get("state").map(to_state),
-            }));
+            return Ok(Some((message, timestamp)));
         }
         Ok(None)
     }
+}
+
+/// What reading one index entry gave.
+enum EntryRead<T> {
+    Message(T),
+    /// The message does not decode: why.
+    Corrupt(String),
+    /// The file ends inside it.
+    Short,
 }
 
 /// What time windows need: where the reading is, how to continue elsewhere, and one entry's

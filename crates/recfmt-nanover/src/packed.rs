@@ -40,33 +40,34 @@ impl Packed {
         self == Packed::F32 || key == "bond.orders"
     }
 
+    /// The element count of `key`'s array packed in `byte_len` bytes and whether it reads
+    /// as floats; `None` when the key is not packed or the bytes are not whole elements
+    /// (then [`Packed::unpack`] gives `None` too).
+    pub(crate) fn shape(key: &str, byte_len: u64) -> Option<(bool, u64)> {
+        let packed = Packed::of(key)?;
+        let width = match packed {
+            Packed::F32 | Packed::U32 => 4,
+            Packed::U8 => 1,
+        };
+        byte_len
+            .is_multiple_of(width)
+            .then(|| (packed.is_float(key), byte_len / width))
+    }
+
     /// The array of `key` from its packed bytes; `None` when the key is not packed or the
     /// bytes are not whole elements.
     #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
     pub(crate) fn unpack(key: &str, bytes: &[u8]) -> Option<ValueArray> {
-        let packed = Packed::of(key)?;
-        let float = packed.is_float(key);
-        match packed {
-            Packed::F32 if bytes.len().is_multiple_of(4) => Some(ValueArray::floats(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-            )),
-            Packed::U32 if bytes.len().is_multiple_of(4) => Some(ValueArray::indices(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-            )),
-            Packed::U8 if float => Some(ValueArray::floats(
-                bytes.iter().map(|&b| f32::from(b)).collect(),
-            )),
-            Packed::U8 => Some(ValueArray::indices(
-                bytes.iter().map(|&b| u32::from(b)).collect(),
-            )),
-            _ => None,
-        }
+        let (float, _) = Packed::shape(key, bytes.len() as u64)?;
+        let words = || bytes.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]);
+        Some(match Packed::of(key)? {
+            Packed::F32 => ValueArray::floats(words().map(f32::from_le_bytes).collect()),
+            Packed::U32 => ValueArray::indices(words().map(u32::from_le_bytes).collect()),
+            Packed::U8 if float => {
+                ValueArray::floats(bytes.iter().map(|&b| f32::from(b)).collect())
+            }
+            Packed::U8 => ValueArray::indices(bytes.iter().map(|&b| u32::from(b)).collect()),
+        })
     }
 }
 

@@ -12,6 +12,7 @@ use recfmt_core::{
 mod columns;
 mod events;
 mod window;
+mod zip;
 
 pub(crate) use self::columns::{ArrayKind, ScalarKind, Variant};
 use self::columns::{FrameCols, Prescan, build_schema, prescan};
@@ -28,7 +29,7 @@ use crate::header::{FileKind, Version};
 use crate::io::Reader;
 use crate::json::{array_to_json_text, value_to_json_text};
 use crate::proto::{GetFrameResponse, Kind, StateUpdate, Values, is_null};
-use crate::timeline::{Event, RecordingPaths, Timeline, open_file};
+use crate::timeline::{Event, RecordingPaths, Timeline};
 
 /// Name of the stream with one row per frame record.
 pub const FRAMES_STREAM: &str = "frames";
@@ -122,10 +123,10 @@ struct Pending {
 ///   `value` (JSON; `null` for a removal) and `removed`. These are the update's own changes,
 ///   not the merged state. An update that changes nothing gives one row with a null key.
 ///
-/// The schema is declared before the first row, from a first pass over the `.traj` that
-/// reads only the keys and protobuf types of each record from the wire (no array is
-/// decoded; memory stays bounded by the largest record). Rows come in timestamp order, a
-/// frame's row before a state update's at the same time.
+/// The schema is declared before the first row, from a first pass over the `.traj` (or a
+/// zip's messages) that reads only the keys and types of each record from the file and seeks
+/// past its arrays, so it reads a few hundred bytes per record and decodes no array. Rows
+/// come in timestamp order, a frame's row before a state update's at the same time.
 ///
 /// ```
 /// use recfmt_core::{ArrayValue, FrameBuf, ReadOptions, RecordingReader, Value};
@@ -198,13 +199,14 @@ impl NanoverRecording<BufReader<File>> {
         let mut total = 0;
         let mut scan = Prescan::default();
         if let Some(p) = &paths.traj {
-            let lenient = ReadOptions {
-                strict: false,
-                ..options.clone()
-            };
-            let mut reader = open_file(p, FileKind::Trajectory, &lenient).in_file(p)?;
+            // Unbuffered: the reader reads the keys in small pieces and seeks past arrays.
+            let file = File::open(p).in_file(p)?;
+            let len = file.metadata().in_file(p)?.len();
+            let file = crate::skim::PositionedFile::new(file);
+            let mut reader = Reader::new(file, FileKind::Trajectory).with_options(options);
+            reader.set_strict(false);
+            reader.set_total_len(Some(len));
             reader.set_version_policy(version);
-            let len = std::fs::metadata(p).in_file(p)?.len();
             scan = prescan(reader, Some(Tracker::new(spacing_for(len)))).in_file(p)?;
         }
         for p in [&paths.traj, &paths.state].into_iter().flatten() {
@@ -231,97 +233,6 @@ impl NanoverRecording<BufReader<File>> {
     }
 }
 
-impl NanoverRecording<BufReader<File>> {
-    #[cfg(feature = "nanover-zip")]
-    fn open_zip(path: &Path, options: &ReadOptions) -> recfmt_core::Result<Self> {
-        use recfmt_core::ResultExt;
-        let file = File::open(path).in_file(path)?;
-        let len = file.metadata().in_file(path)?.len();
-        let mut rec = Self::from_zip(BufReader::new(file), options).in_file(path)?;
-        rec.header
-            .metadata
-            .insert("zip".into(), path.display().to_string());
-        rec.total_bytes = Some(len);
-        Ok(rec)
-    }
-
-    #[cfg(not(feature = "nanover-zip"))]
-    fn open_zip(path: &Path, _options: &ReadOptions) -> recfmt_core::Result<Self> {
-        Err(zip_unsupported(path))
-    }
-}
-
-impl<R: Read + std::io::Seek> NanoverRecording<R> {
-    /// Reads a `.nanover.zip` (NanoVer's format since October 2025; see [`crate::nzip`]).
-    /// The messages are decoded one at a time as they are read (twice: a first pass
-    /// declares the schema), and served as the same streams as a `.traj` and `.state`;
-    /// memory holds one message and a small record per index entry.
-    #[cfg(feature = "nanover-zip")]
-    pub fn from_zip(source: R, options: &ReadOptions) -> Result<Self>
-    where
-        R: Send + std::fmt::Debug + 'static,
-    {
-        let mut events = crate::nzip::ZipEvents::open(source, &options.limits)?;
-        // First pass: the keys and types of every frame, decoded one message at a time.
-        let mut scan = Prescan::default();
-        let mut has_state = false;
-        let mut tracker = Tracker::new(spacing_for(events.messages_extent()));
-        while let Some(e) = events.next_event()? {
-            // The entry this event came from.
-            let entry = events.next_entry().saturating_sub(1) as u64;
-            if events.time_known() {
-                tracker.note_time(e.timestamp);
-            }
-            if let Some(f) = &e.frame {
-                scan.add_message(f);
-                let (values, arrays) = f
-                    .frame
-                    .as_ref()
-                    .map(|f| (f.values.keys(), f.arrays.keys()))
-                    .unzip();
-                tracker.frame(
-                    entry,
-                    f.frame_index == 0,
-                    values.into_iter().flatten().map(String::as_str),
-                    arrays.into_iter().flatten().map(String::as_str),
-                );
-            }
-            has_state |= e.state.is_some();
-            let (last_index, last_ts, time_known) = events.resume_state();
-            let resume = crate::checkpoint::Resume::Zip {
-                last_index,
-                last_ts,
-                time_known,
-            };
-            tracker.checkpoint(events.next_entry() as u64, events.read_to(), resume);
-        }
-        scan.checkpoints = Some(tracker.finish());
-        if options.strict && events.integrity().lost_data() {
-            let integrity = events.integrity();
-            let at = integrity.truncated_at.unwrap_or(0);
-            let expected = format!("an intact .nanover.zip ({})", integrity.warnings.join("; "));
-            return Err(crate::Error::Core(
-                if integrity.status == recfmt_core::IntegrityStatus::Truncated {
-                    recfmt_core::Error::truncated(crate::FORMAT_ID, at, expected)
-                } else {
-                    recfmt_core::Error::malformed(crate::FORMAT_ID, at, expected)
-                },
-            ));
-        }
-        events.rewind();
-        let has_traj = scan.frames > 0 || !has_state;
-        let mut metadata = Metadata::new();
-        metadata.insert("container".into(), "nanover.zip".into());
-        Ok(Self::assemble(
-            Source::Events(Box::new(events)),
-            scan,
-            metadata,
-            (has_traj, has_state),
-            "nanover.zip",
-        ))
-    }
-}
-
 impl<'a> NanoverRecording<&'a [u8]> {
     /// Reads in-memory files (either may be absent).
     pub fn from_bytes(
@@ -336,7 +247,13 @@ impl<'a> NanoverRecording<&'a [u8]> {
             r
         };
         let scan = match traj {
-            Some(b) => prescan(reader(b, FileKind::Trajectory, false), None)?,
+            Some(b) => {
+                let mut r = Reader::new(std::io::Cursor::new(b), FileKind::Trajectory)
+                    .with_options(options);
+                r.set_strict(false);
+                r.set_total_len(Some(b.len() as u64));
+                prescan(r, None)?
+            }
             None => Prescan::default(),
         };
         let timeline = Timeline::new(

@@ -1,33 +1,15 @@
 //! A protobuf wire-format walker that lists the keys of a frame record and their types
 //! without decoding the arrays: the adapter's first pass over a `.traj` uses it to declare
-//! its columns (keys only; no float or index array is materialised).
+//! its columns and take its checkpoints. Float arrays are skipped unread (over a file, with a
+//! seek: [`crate::skim`]); index arrays are read to count their varints.
 
-/// A tiny cursor over protobuf bytes.
-struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
+use crate::skim::{ByteSource, Skim, W, WireError};
 
-/// The wire is not protobuf (or not the message we expected).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct WireError;
-
-type W<T> = Result<T, WireError>;
-
-impl<'a> Cursor<'a> {
-    fn new(buf: &'a [u8]) -> Self {
-        Cursor { buf, pos: 0 }
-    }
-
-    fn done(&self) -> bool {
-        self.pos >= self.buf.len()
-    }
-
+impl<S: ByteSource> Skim<'_, S> {
     fn varint(&mut self) -> W<u64> {
         let mut out = 0u64;
         for shift in (0..70).step_by(7) {
-            let b = *self.buf.get(self.pos).ok_or(WireError)?;
-            self.pos += 1;
+            let b = self.byte()?;
             if shift == 63 && b > 1 {
                 return Err(WireError);
             }
@@ -37,13 +19,6 @@ impl<'a> Cursor<'a> {
             }
         }
         Err(WireError)
-    }
-
-    fn take(&mut self, n: usize) -> W<&'a [u8]> {
-        let end = self.pos.checked_add(n).ok_or(WireError)?;
-        let s = self.buf.get(self.pos..end).ok_or(WireError)?;
-        self.pos = end;
-        Ok(s)
     }
 
     /// The next field: `(field number, wire type)`.
@@ -56,19 +31,33 @@ impl<'a> Cursor<'a> {
         Ok((field, (t & 7) as u8))
     }
 
-    fn bytes(&mut self) -> W<&'a [u8]> {
-        let n = usize::try_from(self.varint()?).map_err(|_| WireError)?;
+    /// The length of a length-delimited field.
+    fn len_prefix(&mut self) -> W<u64> {
+        self.varint()
+    }
+
+    fn bytes(&mut self) -> W<&[u8]> {
+        let n = usize::try_from(self.len_prefix()?).map_err(|_| WireError)?;
         self.take(n)
     }
 
-    fn skip(&mut self, wire: u8) -> W<()> {
+    fn skip_field(&mut self, wire: u8) -> W<()> {
         match wire {
             0 => self.varint().map(drop),
-            1 => self.take(8).map(drop),
-            2 => self.bytes().map(drop),
-            5 => self.take(4).map(drop),
+            1 => self.skip(8),
+            2 => {
+                let n = self.len_prefix()?;
+                self.skip(n)
+            }
+            5 => self.skip(4),
             _ => Err(WireError),
         }
+    }
+
+    /// A length-delimited field walked with `walk` (see [`Skim::nested`]).
+    fn message<T>(&mut self, walk: impl FnOnce(&mut Self) -> W<T>) -> W<W<T>> {
+        let n = self.len_prefix()?;
+        self.nested(n, walk)
     }
 }
 
@@ -103,34 +92,33 @@ impl WireArray {
     }
 }
 
-fn value_kind(buf: &[u8]) -> W<WireValue> {
-    let mut c = Cursor::new(buf);
+fn value_kind<S: ByteSource>(c: &mut Skim<'_, S>) -> W<WireValue> {
     let mut kind = WireValue::Null;
     while !c.done() {
         let (field, wire) = c.tag()?;
         kind = match (field, wire) {
-            (1, 0) => {
+            (1 | 4, 0) => {
                 c.varint()?;
-                WireValue::Null
+                if field == 1 {
+                    WireValue::Null
+                } else {
+                    WireValue::Bool
+                }
             }
             (2, 1) => {
-                c.take(8)?;
+                c.skip(8)?;
                 WireValue::Number
             }
-            (3, 2) => {
-                c.bytes()?;
-                WireValue::Text
-            }
-            (4, 0) => {
-                c.varint()?;
-                WireValue::Bool
-            }
-            (5 | 6, 2) => {
-                c.bytes()?;
-                WireValue::Nested
+            (3 | 5 | 6, 2) => {
+                c.skip_field(2)?;
+                if field == 3 {
+                    WireValue::Text
+                } else {
+                    WireValue::Nested
+                }
             }
             (_, w) => {
-                c.skip(w)?;
+                c.skip_field(w)?;
                 kind
             }
         };
@@ -138,22 +126,23 @@ fn value_kind(buf: &[u8]) -> W<WireValue> {
     Ok(kind)
 }
 
-/// Elements of a `FloatArray`, `IndexArray` or `StringArray` message.
-fn element_count(buf: &[u8], variant: u64) -> W<usize> {
-    let mut c = Cursor::new(buf);
+/// Elements of a `FloatArray` (1), `IndexArray` (2) or `StringArray` (3) message.
+fn element_count<S: ByteSource>(c: &mut Skim<'_, S>, variant: u64) -> W<usize> {
     let mut n = 0usize;
     while !c.done() {
         let (field, wire) = c.tag()?;
         match (field, variant, wire) {
             (1, 1, 2) => {
-                let packed = c.bytes()?;
-                if !packed.len().is_multiple_of(4) {
+                // Packed floats: counted from their length, never read.
+                let len = c.len_prefix()?;
+                if !len.is_multiple_of(4) {
                     return Err(WireError);
                 }
-                n += packed.len() / 4;
+                c.skip(len)?;
+                n += usize::try_from(len / 4).map_err(|_| WireError)?;
             }
             (1, 1, 5) => {
-                c.take(4)?;
+                c.skip(4)?;
                 n += 1;
             }
             (1, 2, 2) => {
@@ -165,24 +154,22 @@ fn element_count(buf: &[u8], variant: u64) -> W<usize> {
                 n += 1;
             }
             (1, 3, 2) => {
-                c.bytes()?;
+                c.skip_field(2)?;
                 n += 1;
             }
-            (_, _, w) => c.skip(w)?,
+            (_, _, w) => c.skip_field(w)?,
         }
     }
     Ok(n)
 }
 
-fn array_kind(buf: &[u8]) -> W<WireArray> {
-    let mut c = Cursor::new(buf);
+fn array_kind<S: ByteSource>(c: &mut Skim<'_, S>) -> W<WireArray> {
     let mut kind = WireArray::None;
     while !c.done() {
         let (field, wire) = c.tag()?;
         kind = match (field, wire) {
             (1..=3, 2) => {
-                let inner = c.bytes()?;
-                let n = element_count(inner, field)?;
+                let n = c.message(|c| element_count(c, field))??;
                 match field {
                     1 => WireArray::Float(n),
                     2 => WireArray::Index(n),
@@ -190,7 +177,7 @@ fn array_kind(buf: &[u8]) -> W<WireArray> {
                 }
             }
             (_, w) => {
-                c.skip(w)?;
+                c.skip_field(w)?;
                 kind
             }
         };
@@ -198,75 +185,84 @@ fn array_kind(buf: &[u8]) -> W<WireArray> {
     Ok(kind)
 }
 
-/// One map entry: `(key, value bytes)`.
-fn map_entry(buf: &[u8]) -> W<(&str, &[u8])> {
-    let mut c = Cursor::new(buf);
-    let mut key: &[u8] = b"";
-    let mut value: &[u8] = b"";
+/// One map entry: its key and what `walk` makes of its value (the last of each wins, and
+/// an absent value is walked as empty bytes, as decoding reads them).
+fn map_entry<S: ByteSource, T>(
+    c: &mut Skim<'_, S>,
+    walk: impl Fn(&mut Skim<'_, S>) -> W<T>,
+) -> W<(String, T)> {
+    let mut key = Vec::new();
+    let mut value = None;
     while !c.done() {
         let (field, wire) = c.tag()?;
         match (field, wire) {
-            (1, 2) => key = c.bytes()?,
-            (2, 2) => value = c.bytes()?,
-            (_, w) => c.skip(w)?,
+            (1, 2) => {
+                key.clear();
+                key.extend_from_slice(c.bytes()?);
+            }
+            (2, 2) => value = Some(c.message(&walk)?),
+            (_, w) => c.skip_field(w)?,
         }
     }
-    let key = std::str::from_utf8(key).map_err(|_| WireError)?;
+    let key = String::from_utf8(key).map_err(|_| WireError)?;
+    let value = match value {
+        Some(v) => v?,
+        None => c.nested(0, &walk)??,
+    };
     Ok((key, value))
 }
 
 /// What one frame record holds, key by key.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct FrameKeys<'a> {
+pub(crate) struct FrameKeys {
     /// `frame_index` (0 when absent, as protobuf reads it).
     pub frame_index: u64,
     /// True when the `frame` field is present.
     pub has_frame: bool,
-    pub values: Vec<(&'a str, WireValue)>,
-    pub arrays: Vec<(&'a str, WireArray)>,
+    pub values: Vec<(String, WireValue)>,
+    pub arrays: Vec<(String, WireArray)>,
 }
 
-fn frame_data<'a>(buf: &'a [u8], out: &mut FrameKeys<'a>) -> W<()> {
-    let mut c = Cursor::new(buf);
+fn frame_data<S: ByteSource>(c: &mut Skim<'_, S>, out: &mut FrameKeys) -> W<()> {
     while !c.done() {
         let (field, wire) = c.tag()?;
         match (field, wire) {
-            (1, 2) => {
-                let (k, v) = map_entry(c.bytes()?)?;
-                out.values.push((k, value_kind(v)?));
-            }
-            (2, 2) => {
-                let (k, v) = map_entry(c.bytes()?)?;
-                out.arrays.push((k, array_kind(v)?));
-            }
-            (_, w) => c.skip(w)?,
+            (1, 2) => out.values.push(c.message(|c| map_entry(c, value_kind))??),
+            (2, 2) => out.arrays.push(c.message(|c| map_entry(c, array_kind))??),
+            (_, w) => c.skip_field(w)?,
         }
     }
     Ok(())
 }
 
-/// Lists the keys of a version-2 `GetFrameResponse` payload (or, with `bare`, a version-1
-/// `FrameData`). Repeated keys are listed each time (the last one wins, as in decoding).
-pub(crate) fn frame_keys(payload: &[u8], bare: bool) -> W<FrameKeys<'_>> {
+/// Lists the keys of the version-2 `GetFrameResponse` (or, with `bare`, the version-1
+/// `FrameData`) under the cursor. Repeated keys are listed each time (the last one wins, as
+/// in decoding).
+pub(crate) fn walk_frame<S: ByteSource>(c: &mut Skim<'_, S>, bare: bool) -> W<FrameKeys> {
     let mut out = FrameKeys::default();
     if bare {
         out.has_frame = true;
-        frame_data(payload, &mut out)?;
+        frame_data(c, &mut out)?;
         return Ok(out);
     }
-    let mut c = Cursor::new(payload);
     while !c.done() {
         let (field, wire) = c.tag()?;
         match (field, wire) {
             (1, 0) => out.frame_index = c.varint()?,
             (2, 2) => {
                 out.has_frame = true;
-                frame_data(c.bytes()?, &mut out)?;
+                c.message(|c| frame_data(c, &mut out))??;
             }
-            (_, w) => c.skip(w)?,
+            (_, w) => c.skip_field(w)?,
         }
     }
     Ok(out)
+}
+
+/// [`walk_frame`] over a payload in memory.
+pub(crate) fn frame_keys(payload: &[u8], bare: bool) -> W<FrameKeys> {
+    let mut source = payload;
+    walk_frame(&mut Skim::new(&mut source, payload.len() as u64), bare)
 }
 
 #[cfg(test)]
@@ -293,20 +289,23 @@ mod tests {
         f.arrays.insert("empty".into(), ValueArray { values: None });
         let bytes = GetFrameResponse::new(7, f).encode_to_vec();
         let k = frame_keys(&bytes, false).unwrap();
+        fn owned<T: Copy>(keys: &[(&str, T)]) -> Vec<(String, T)> {
+            keys.iter().map(|&(k, v)| (k.to_string(), v)).collect()
+        }
         assert_eq!(k.frame_index, 7);
         assert!(k.has_frame);
         assert_eq!(
             k.values,
-            [("energy", WireValue::Number), ("gone", WireValue::Null)]
+            owned(&[("energy", WireValue::Number), ("gone", WireValue::Null)])
         );
         assert_eq!(
             k.arrays,
-            [
+            owned(&[
                 ("empty", WireArray::None),
                 ("names", WireArray::Text(1)),
                 ("particle.elements", WireArray::Index(2)),
                 ("particle.positions", WireArray::Float(6)),
-            ]
+            ])
         );
         assert!(frame_keys(&bytes[..bytes.len() - 1], false).is_err());
         assert_eq!(frame_keys(&[], false).unwrap(), FrameKeys::default());

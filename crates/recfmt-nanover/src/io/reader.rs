@@ -7,12 +7,14 @@ use recfmt_core::{Integrity, Limits, ReadOptions};
 
 use crate::error::{Error, Result};
 use crate::header::{
-    FileKind, HEADER_LEN, MAGIC, PLAUSIBLE_TIMESTAMP, RECORD_HEADER_LEN, Version, VersionPolicy,
-    parse_record_header, sniff_v1,
+    FileKind, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, Version, VersionPolicy, parse_record_header,
+    sniff_v1,
 };
 use crate::proto::{FrameData, GetFrameResponse, StateUpdate};
 use crate::report::{Finding, FindingKind, NanoverVerdict, Severity};
 
+mod framed;
+mod resync;
 mod seek;
 
 /// NanoVer's checker flags a record that comes this long (120 s) or longer after the previous.
@@ -106,6 +108,9 @@ pub struct Reader<R> {
     ts_run: Option<(usize, u64)>,
     scratch: Record,
     last_offset: u64,
+    /// Bytes read from the source at a time beyond what is needed: all the buffer holds,
+    /// or little when records are framed without reading their arrays (`framed.rs`).
+    read_ahead: usize,
 }
 
 impl<R: Read> Reader<R> {
@@ -136,6 +141,7 @@ impl<R: Read> Reader<R> {
             ts_run: None,
             scratch: Record::default(),
             last_offset: 0,
+            read_ahead: usize::MAX,
         }
     }
 
@@ -282,8 +288,12 @@ impl<R: Read> Reader<R> {
                 self.buf.resize(n.max(MIN_BUF), 0);
             }
         }
+        let stop = self
+            .buf
+            .len()
+            .min(self.pos.saturating_add(n.max(self.read_ahead)));
         while self.end - self.pos < n {
-            match self.inner.read(&mut self.buf[self.end..]) {
+            match self.inner.read(&mut self.buf[self.end..stop]) {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -366,41 +376,11 @@ impl<R: Read> Reader<R> {
     pub fn read_record(&mut self, record: &mut Record) -> Result<bool> {
         let version = self.version_or_header()?;
         loop {
-            if self.done {
+            let Some((ts, len)) = self.next_header(version)? else {
                 return Ok(false);
-            }
-            let avail = self.fill(RH)?;
-            if avail == 0 {
-                self.done = true;
-                return Ok(false);
-            }
-            if avail < RH {
-                return self.torn(FindingKind::TornRecordHeader, RH as u128, avail as u64);
-            }
-            let (ts, len) = self.peek_header(0);
+            };
             let needed = RH as u128 + u128::from(len);
-            let remaining = self.total_len.map(|t| t.saturating_sub(self.offset));
-            let past_end = remaining.is_some_and(|r| needed > u128::from(r));
-            let too_large = len > self.limits.max_record_len;
-            if past_end || too_large {
-                if self.resync {
-                    let hint = past_end.then_some(needed);
-                    if self.resync_forward(version, hint)? {
-                        continue;
-                    }
-                    return Ok(false);
-                }
-                if let Some(r) = remaining.filter(|_| past_end) {
-                    return self.torn(FindingKind::PayloadPastEnd, needed, r);
-                }
-                return Err(Error::Core(recfmt_core::Error::Limit {
-                    what: "nanover record length",
-                    value: len,
-                    limit: self.limits.max_record_len,
-                    offset: self.offset + 16,
-                }));
-            }
-            // Checked against the limit above, so this fits in memory.
+            // Checked against the limit by `next_header`, so this fits in memory.
             let need = RH + len as usize;
             let avail = self.fill(need + RH)?;
             if avail < need {
@@ -434,40 +414,62 @@ impl<R: Read> Reader<R> {
             record
                 .payload
                 .extend_from_slice(&self.buf[self.pos + RH..self.pos + need]);
-            self.check_timestamp(ts, next_ts)?;
+            self.check_timestamp(ts, next_ts, self.offset)?;
             self.consume(need);
             self.records += 1;
             return Ok(true);
         }
     }
 
-    /// In order after the last good record, within the resync window, and not absurd.
-    fn plausible_ts(&self, ts: u128) -> bool {
-        ts < PLAUSIBLE_TIMESTAMP
-            && self
-                .last_ts
-                .is_none_or(|l| ts > l && ts - l < RESYNC_WINDOW_US)
-    }
-
-    /// True when the record of `need` bytes at the cursor is followed by the end of the file,
-    /// a torn record header, or a record header that fits and whose timestamp follows this
-    /// record's or the last good one's.
-    fn chains(&self, need: usize, ts: u128, avail: usize) -> bool {
-        if avail < need + RH {
-            // The end of the file (or a torn header) follows.
-            return true;
+    /// The timestamp and payload length of the next record header that fits (within the
+    /// limits and, when the file length is known, the file), with the cursor on it; `None`
+    /// at the end of the records. A header that does not fit ends the records as a torn
+    /// tail, or is resynchronised past.
+    fn next_header(&mut self, version: Version) -> Result<Option<(u128, u64)>> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let avail = self.fill(RH)?;
+            if avail == 0 {
+                self.done = true;
+                return Ok(None);
+            }
+            if avail < RH {
+                self.torn(FindingKind::TornRecordHeader, RH as u128, avail as u64)?;
+                return Ok(None);
+            }
+            let (ts, len) = self.peek_header(0);
+            let needed = RH as u128 + u128::from(len);
+            let remaining = self.total_len.map(|t| t.saturating_sub(self.offset));
+            let past_end = remaining.is_some_and(|r| needed > u128::from(r));
+            let too_large = len > self.limits.max_record_len;
+            if past_end || too_large {
+                if self.resync {
+                    let hint = past_end.then_some(needed);
+                    if self.resync_forward(version, hint)? {
+                        continue;
+                    }
+                    return Ok(None);
+                }
+                if let Some(r) = remaining.filter(|_| past_end) {
+                    self.torn(FindingKind::PayloadPastEnd, needed, r)?;
+                    return Ok(None);
+                }
+                return Err(Error::Core(recfmt_core::Error::Limit {
+                    what: "nanover record length",
+                    value: len,
+                    limit: self.limits.max_record_len,
+                    offset: self.offset + 16,
+                }));
+            }
+            return Ok(Some((ts, len)));
         }
-        let (nts, nlen) = self.peek_header(need);
-        let fits = nlen <= self.limits.max_record_len
-            && self.total_len.is_none_or(|t| {
-                u128::from(self.offset) + need as u128 + RH as u128 + u128::from(nlen)
-                    <= u128::from(t)
-            });
-        let after = |prev: u128| nts > prev && nts - prev < RESYNC_WINDOW_US;
-        fits && nts < PLAUSIBLE_TIMESTAMP && (after(ts) || self.last_ts.is_some_and(after))
     }
 
-    fn check_timestamp(&mut self, ts: u128, next_ts: Option<u128>) -> Result<()> {
+    /// Checks the timestamp of the record at byte `at` against the last one (`next_ts`: the
+    /// record after it, when there is one).
+    fn check_timestamp(&mut self, ts: u128, next_ts: Option<u128>, at: u64) -> Result<()> {
         let record = self.records;
         let Some(last) = self.last_ts else {
             self.last_ts = Some(ts);
@@ -484,7 +486,7 @@ impl<R: Read> Reader<R> {
                         (ts - last) as f64 / 1e6
                     ),
                 )
-                .at(self.offset, 0)
+                .at(at, 0)
                 .record(record);
                 f.prev_timestamp = Some(last);
                 f.next_timestamp = Some(ts);
@@ -492,7 +494,7 @@ impl<R: Read> Reader<R> {
                 self.integrity.warn(format!(
                     "{}: at byte {}: {:.1} s since the previous record (NanoVer's checker flags pauses of 120 s or more)",
                     self.label,
-                    self.offset,
+                    at,
                     (ts - last) as f64 / 1e6
                 ));
             }
@@ -501,7 +503,7 @@ impl<R: Read> Reader<R> {
         }
         if self.strict {
             return Err(Error::TimestampOrder {
-                offset: self.offset,
+                offset: at,
                 previous: last,
                 found: ts,
             });
@@ -519,13 +521,13 @@ impl<R: Read> Reader<R> {
                     NanoverVerdict::Flags,
                     format!("timestamp {ts} us is not after the previous {last} us"),
                 )
-                .at(self.offset, 0)
+                .at(at, 0)
                 .record(record);
                 f.prev_timestamp = Some(last);
                 f.next_timestamp = next_ts;
                 self.integrity.warn(format!(
                     "{}: at byte {}: timestamp {ts} us is not after the previous {last} us",
-                    self.label, self.offset
+                    self.label, at
                 ));
                 self.push_finding(f);
                 if self.findings.len() <= MAX_FINDINGS {
@@ -588,84 +590,6 @@ impl<R: Read> Reader<R> {
             "{}: at byte {offset}: {what}; record dropped",
             self.label
         ));
-    }
-
-    /// Scans forward one byte at a time from the record header at the cursor for a plausible
-    /// record. Returns false when the input ended first. `torn` is the size of the record at
-    /// the cursor when it runs past the end of the file: if no record follows, the file
-    /// simply ends inside it, which is reported as a torn tail rather than garbage.
-    fn resync_forward(&mut self, version: Version, torn: Option<u128>) -> Result<bool> {
-        let start = self.offset;
-        let prev = self.last_ts;
-        let mut skipped = 0u64;
-        loop {
-            self.consume(1);
-            skipped += 1;
-            let avail = self.fill(RH)?;
-            if avail < RH {
-                let lost = skipped + avail as u64;
-                self.consume(avail);
-                if let Some(needed) = torn {
-                    self.report_torn(start, FindingKind::PayloadPastEnd, needed, lost);
-                    self.done = true;
-                    return Ok(false);
-                }
-                let mut f = Finding::new(
-                    Severity::Defect,
-                    FindingKind::Garbage,
-                    NanoverVerdict::Crashes,
-                    "no record found after a corrupt record header, up to the end of the file",
-                )
-                .at(start, lost);
-                f.prev_timestamp = prev;
-                self.push_finding(f);
-                self.integrity.skip_corrupt(
-                    start,
-                    lost,
-                    &format!(
-                        "{}: no record found after a corrupt record header",
-                        self.label
-                    ),
-                );
-                self.done = true;
-                return Ok(false);
-            }
-            let (ts, len) = self.peek_header(0);
-            if len > self.limits.max_record_len || !self.plausible_ts(ts) {
-                continue;
-            }
-            if self.total_len.is_some_and(|t| {
-                u128::from(self.offset) + RH as u128 + u128::from(len) > u128::from(t)
-            }) {
-                continue;
-            }
-            let need = RH + len as usize;
-            let avail = self.fill(need + RH)?;
-            if avail < need
-                || !self
-                    .kind
-                    .decodes(version, &self.buf[self.pos + RH..self.pos + need])
-                || !self.chains(need, ts, avail)
-            {
-                continue;
-            }
-            let mut f = Finding::new(
-                Severity::Defect,
-                FindingKind::Garbage,
-                NanoverVerdict::Flags,
-                "bytes that are not records, skipped up to the next plausible record",
-            )
-            .at(start, skipped);
-            f.prev_timestamp = prev;
-            f.next_timestamp = Some(ts);
-            self.push_finding(f);
-            self.integrity.skip_corrupt(
-                start,
-                skipped,
-                &format!("{}: corrupt record header; resynchronised", self.label),
-            );
-            return Ok(true);
-        }
     }
 
     fn corrupt(&mut self, e: prost::DecodeError, version: Version, record: &Record) -> Result<()> {

@@ -4,7 +4,7 @@
 //! [`FrameCols`] table the reader's row emission walks.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Seek};
 
 use prost::Message;
 
@@ -18,7 +18,8 @@ use crate::error::Result;
 use crate::header::Version;
 use crate::io::{Reader, Record};
 use crate::proto::{GetFrameResponse, Kind, Value, ValueArray, Values};
-use crate::wire::{FrameKeys, WireArray, WireValue, frame_keys};
+use crate::skim::W;
+use crate::wire::{FrameKeys, WireArray, WireValue};
 
 /// How a `values` key is held in the frames stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,29 +255,40 @@ impl Prescan {
         }
     }
 
-    #[cfg_attr(not(feature = "nanover-zip"), allow(dead_code))]
-    pub(super) fn add_message(&mut self, msg: &GetFrameResponse) {
-        self.note_frame(u64::from(msg.frame_index));
-        if let Some(frame) = &msg.frame {
-            for (k, v) in &frame.values {
-                self.note_value(k, ScalarKind::of(v));
-            }
-            for (k, a) in &frame.arrays {
-                self.note_array(k, Variant::of(a), a.len());
-            }
+    /// A `.nanover.zip` frame as its open pass walked it.
+    #[cfg(feature = "nanover-zip")]
+    pub(super) fn add_frame(&mut self, frame: &crate::nzip::FrameShape) {
+        self.note_frame(u64::from(frame.frame_index));
+        for (k, kind) in &frame.values {
+            self.note_value(k, *kind);
+        }
+        for (k, (variant, len)) in &frame.arrays {
+            self.note_array(k, *variant, *len);
         }
     }
 }
 
-/// The first pass: keys and types only, from the wire, without decoding arrays. With a
-/// `tracker` (version 2), also the checkpoints a time window starts from.
-pub(super) fn prescan<R: Read>(mut reader: Reader<R>, tracker: Option<Tracker>) -> Result<Prescan> {
+/// The first pass: keys and types only, walked from the wire with the arrays skipped
+/// ([`Reader::read_record_keys`]). With a `tracker` (version 2), also the checkpoints a time
+/// window starts from.
+pub(super) fn prescan<R: Read + Seek>(
+    mut reader: Reader<R>,
+    tracker: Option<Tracker>,
+) -> Result<Prescan> {
     let mut scan = Prescan::default();
     let bare = reader.read_header()? == Version::V1;
     let mut tracker = tracker.filter(|_| !bare);
     let mut record = Record::default();
-    while reader.read_record(&mut record)? {
-        let keys = frame_keys(&record.payload, bare);
+    loop {
+        // The tracker decodes the records whose keys alone cannot tell it enough.
+        let wants_payload = |keys: &W<FrameKeys>| {
+            tracker
+                .as_ref()
+                .is_some_and(|t| needs_decoding(t, keys.as_ref().ok()))
+        };
+        let Some(keys) = reader.read_record_keys(&mut record, wants_payload)? else {
+            break;
+        };
         if let Some(t) = &mut tracker {
             track(t, &record, keys.as_ref().ok());
             let at = reader.position();
@@ -305,26 +317,32 @@ pub(super) fn prescan<R: Read>(mut reader: Reader<R>, tracker: Option<Tracker>) 
     Ok(scan)
 }
 
+/// Whether [`track`] decodes the record: where the wire scan could disagree with prost in a
+/// way that changes the session numbering (a reset, the first frame), or refused it.
+fn needs_decoding(t: &Tracker, keys: Option<&FrameKeys>) -> bool {
+    // prost reads a `uint32` varint cut to 32 bits.
+    keys.is_none_or(|k| k.frame_index as u32 == 0 || t.frames() == 0)
+}
+
 /// Notes a `.traj` record in the tracker as the reading pass will apply it. That pass
-/// decodes with prost: where the wire scan could disagree in a way that changes the session
-/// numbering (a reset, the first frame) or the keys (a record the wire scan refuses), prost
-/// decides. A record the wire scan reads and prost refuses elsewhere only matters when it is
-/// a key's last setter, and rebuilding the aggregate then fails and reads from the start.
-fn track(t: &mut Tracker, record: &Record, keys: Option<&FrameKeys<'_>>) {
+/// decodes with prost: where [`needs_decoding`] says so, prost decides (the payload is in
+/// `record` then). A record the wire scan reads and prost refuses elsewhere only matters
+/// when it is a key's last setter, and rebuilding the aggregate then fails and reads from
+/// the start.
+fn track(t: &mut Tracker, record: &Record, keys: Option<&FrameKeys>) {
     let decoded = || GetFrameResponse::decode(&record.payload[..]);
     match keys {
         Some(k) => {
-            // prost reads a `uint32` varint cut to 32 bits.
             let reset = k.frame_index as u32 == 0;
-            if (reset || t.frames() == 0) && decoded().is_err() {
+            if needs_decoding(t, Some(k)) && decoded().is_err() {
                 return;
             }
             t.note_time(record.timestamp);
             t.frame(
                 record.offset,
                 reset,
-                k.values.iter().map(|(k, _)| *k),
-                k.arrays.iter().map(|(k, _)| *k),
+                k.values.iter().map(|(k, _)| k.as_str()),
+                k.arrays.iter().map(|(k, _)| k.as_str()),
             );
         }
         None => {
