@@ -28,6 +28,7 @@ use arrow_array::{
 use arrow_buffer::NullBuffer;
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
+use crate::csv_cell::{NumberText, push_short};
 use crate::mapping::{SHAPE_KEY, parse_shape};
 
 /// Where one CSV column comes from.
@@ -433,7 +434,7 @@ fn json_supported(data_type: &DataType) -> bool {
 ///
 /// Cells are formatted straight from the Arrow arrays into one reusable buffer, row by row,
 /// with the text `arrow-csv` writes for the same flattened batch: integers as `itoa` writes
-/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`), and cells quoted by the `csv`
+/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`; see [`crate::csv_cell`]), and cells quoted by the `csv`
 /// crate's rules (only when they hold the delimiter, a quote, `\r` or `\n`; quotes doubled; a
 /// record that is a single empty field written `""`). Batches this writer does not know how to
 /// format (types the export never produces) go through `arrow-csv` itself.
@@ -591,8 +592,7 @@ impl<W: Write> CsvSink<W> {
 
     /// Formats `rows` rows of `columns`.
     fn write_fast(&mut self, rows: usize, columns: &[Column<'_>]) -> Result<(), ArrowError> {
-        let mut ints = itoa::Buffer::new();
-        let mut floats = ryu::Buffer::new();
+        let mut numbers = NumberText::new();
         for r in 0..rows {
             let start = self.buf.len();
             for (c, column) in columns.iter().enumerate() {
@@ -606,52 +606,30 @@ impl<W: Write> CsvSink<W> {
                 if column.nulls.is_some_and(|n| n.is_null(i)) {
                     continue;
                 }
-                const EMPTY: &[u8] = b"";
-                let plain: &[u8] = match column.values {
-                    Values::I8(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::I16(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::I32(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::I64(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U8(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U16(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U32(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U64(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::F32(v) => v.get(i).map_or(EMPTY, |&x| floats.format(x).as_bytes()),
-                    Values::F64(v) => v.get(i).map_or(EMPTY, |&x| floats.format(x).as_bytes()),
-                    Values::Bool(v) => {
-                        if i >= v.len() {
-                            EMPTY
-                        } else if v.value(i) {
-                            b"true"
-                        } else {
-                            b"false"
-                        }
-                    }
-                    Values::Utf8(v) => {
-                        if i < v.len() {
-                            push_cell(&mut self.buf, &self.special, v.value(i).as_bytes());
-                        }
-                        continue;
-                    }
-                    Values::Binary(v) => {
-                        if i < v.len() {
-                            push_hex(&mut self.buf, &self.special, self.plain_safe, v.value(i));
-                        }
-                        continue;
-                    }
-                    Values::Json(list) => {
-                        if i < list.len() {
-                            json_list(list, i, &mut self.json)?;
-                            push_cell(&mut self.buf, &self.special, self.json.as_bytes());
-                        }
-                        continue;
+                if !self.plain_safe {
+                    self.push_quoted_cell(column, i, &mut numbers)?;
+                    continue;
+                }
+                let buf = &mut self.buf;
+                match column.values {
+                    Values::I8(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::I16(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::I32(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::I64(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::U8(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::U16(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::U32(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::U64(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
+                    Values::F32(v) => v.get(i).map(|&x| numbers.push_float(buf, x)),
+                    Values::F64(v) => v.get(i).map(|&x| numbers.push_float(buf, x)),
+                    Values::Bool(v) => (i < v.len()).then(|| {
+                        push_short(buf, if v.value(i) { b"true" } else { b"false" });
+                    }),
+                    _ => {
+                        self.push_quoted_cell(column, i, &mut numbers)?;
+                        None
                     }
                 };
-                if self.plain_safe {
-                    self.buf.extend_from_slice(plain);
-                } else {
-                    push_cell(&mut self.buf, &self.special, plain);
-                }
             }
             self.end_row(start, columns.len());
             if self.buf.len() >= FLUSH_AT {
@@ -659,6 +637,54 @@ impl<W: Write> CsvSink<W> {
             }
         }
         self.flush_buf()
+    }
+
+    /// Appends value `i` of `column` by the quoting rules: text, hex and JSON cells, and any
+    /// cell when the delimiter is a byte numbers or booleans are written with.
+    fn push_quoted_cell(
+        &mut self,
+        column: &Column<'_>,
+        i: usize,
+        numbers: &mut NumberText,
+    ) -> Result<(), ArrowError> {
+        let mut cell = Vec::new();
+        let plain = &mut cell;
+        match column.values {
+            Values::I8(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::I16(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::I32(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::I64(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::U8(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::U16(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::U32(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::U64(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
+            Values::F32(v) => v.get(i).map(|&x| numbers.push_float(plain, x)),
+            Values::F64(v) => v.get(i).map(|&x| numbers.push_float(plain, x)),
+            Values::Bool(v) => (i < v.len()).then(|| {
+                plain.extend_from_slice(if v.value(i) { b"true" } else { b"false" });
+            }),
+            Values::Utf8(v) => {
+                if i < v.len() {
+                    push_cell(&mut self.buf, &self.special, v.value(i).as_bytes());
+                }
+                return Ok(());
+            }
+            Values::Binary(v) => {
+                if i < v.len() {
+                    push_hex(&mut self.buf, &self.special, self.plain_safe, v.value(i));
+                }
+                return Ok(());
+            }
+            Values::Json(list) => {
+                if i < list.len() {
+                    json_list(list, i, &mut self.json)?;
+                    push_cell(&mut self.buf, &self.special, self.json.as_bytes());
+                }
+                return Ok(());
+            }
+        };
+        push_cell(&mut self.buf, &self.special, &cell);
+        Ok(())
     }
 
     /// Writes `batch` flattened, with `arrow-csv`: the path for batches [`CsvSink::columns`]
