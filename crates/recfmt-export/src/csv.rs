@@ -28,7 +28,7 @@ use arrow_array::{
 use arrow_buffer::NullBuffer;
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
-use crate::csv_cell::{NumberText, push_short};
+use crate::csv_cell::{float_text, push_bool, push_float_text, push_i64, push_u64};
 use crate::mapping::{SHAPE_KEY, parse_shape};
 
 /// Where one CSV column comes from.
@@ -592,7 +592,7 @@ impl<W: Write> CsvSink<W> {
 
     /// Formats `rows` rows of `columns`.
     fn write_fast(&mut self, rows: usize, columns: &[Column<'_>]) -> Result<(), ArrowError> {
-        let mut numbers = NumberText::new();
+        let mut floats = zmij::Buffer::new();
         for r in 0..rows {
             let start = self.buf.len();
             for (c, column) in columns.iter().enumerate() {
@@ -607,26 +607,24 @@ impl<W: Write> CsvSink<W> {
                     continue;
                 }
                 if !self.plain_safe {
-                    self.push_quoted_cell(column, i, &mut numbers)?;
+                    self.push_quoted_cell(column, i)?;
                     continue;
                 }
                 let buf = &mut self.buf;
                 match column.values {
-                    Values::I8(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::I16(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::I32(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::I64(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::U8(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::U16(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::U32(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::U64(v) => v.get(i).map(|&x| numbers.push_int(buf, x)),
-                    Values::F32(v) => v.get(i).map(|&x| numbers.push_float(buf, x)),
-                    Values::F64(v) => v.get(i).map(|&x| numbers.push_float(buf, x)),
-                    Values::Bool(v) => (i < v.len()).then(|| {
-                        push_short(buf, if v.value(i) { b"true" } else { b"false" });
-                    }),
+                    Values::I8(v) => v.get(i).map(|&x| push_i64(buf, i64::from(x))),
+                    Values::I16(v) => v.get(i).map(|&x| push_i64(buf, i64::from(x))),
+                    Values::I32(v) => v.get(i).map(|&x| push_i64(buf, i64::from(x))),
+                    Values::I64(v) => v.get(i).map(|&x| push_i64(buf, x)),
+                    Values::U8(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
+                    Values::U16(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
+                    Values::U32(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
+                    Values::U64(v) => v.get(i).map(|&x| push_u64(buf, x)),
+                    Values::F32(v) => v.get(i).map(|&x| push_float_text(buf, float_text(&mut floats, x))),
+                    Values::F64(v) => v.get(i).map(|&x| push_float_text(buf, float_text(&mut floats, x))),
+                    Values::Bool(v) => (i < v.len()).then(|| push_bool(buf, v.value(i))),
                     _ => {
-                        self.push_quoted_cell(column, i, &mut numbers)?;
+                        self.push_quoted_cell(column, i)?;
                         None
                     }
                 };
@@ -645,24 +643,22 @@ impl<W: Write> CsvSink<W> {
         &mut self,
         column: &Column<'_>,
         i: usize,
-        numbers: &mut NumberText,
     ) -> Result<(), ArrowError> {
+        let mut floats = zmij::Buffer::new();
         let mut cell = Vec::new();
         let plain = &mut cell;
         match column.values {
-            Values::I8(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::I16(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::I32(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::I64(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::U8(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::U16(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::U32(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::U64(v) => v.get(i).map(|&x| numbers.push_int(plain, x)),
-            Values::F32(v) => v.get(i).map(|&x| numbers.push_float(plain, x)),
-            Values::F64(v) => v.get(i).map(|&x| numbers.push_float(plain, x)),
-            Values::Bool(v) => (i < v.len()).then(|| {
-                plain.extend_from_slice(if v.value(i) { b"true" } else { b"false" });
-            }),
+            Values::I8(v) => v.get(i).map(|&x| push_i64(plain, i64::from(x))),
+            Values::I16(v) => v.get(i).map(|&x| push_i64(plain, i64::from(x))),
+            Values::I32(v) => v.get(i).map(|&x| push_i64(plain, i64::from(x))),
+            Values::I64(v) => v.get(i).map(|&x| push_i64(plain, x)),
+            Values::U8(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
+            Values::U16(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
+            Values::U32(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
+            Values::U64(v) => v.get(i).map(|&x| push_u64(plain, x)),
+            Values::F32(v) => v.get(i).map(|&x| push_float_text(plain, float_text(&mut floats, x))),
+            Values::F64(v) => v.get(i).map(|&x| push_float_text(plain, float_text(&mut floats, x))),
+            Values::Bool(v) => (i < v.len()).then(|| push_bool(plain, v.value(i))),
             Values::Utf8(v) => {
                 if i < v.len() {
                     push_cell(&mut self.buf, &self.special, v.value(i).as_bytes());
