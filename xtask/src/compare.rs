@@ -175,6 +175,8 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     // Issue 24: the same Parquet and CSV comparisons on white-noise and random-walk sessions.
     let mut signal_lines = Vec::new();
     let mut signal_csv = Vec::new();
+    // With `--baseline`: the CSV of these sessions by both binaries, timed in turns.
+    let mut signal_before_after = Vec::new();
     for (kind, name) in [
         (recfmt_tlv::generate::SignalKind::WhiteNoise, "white noise"),
         (recfmt_tlv::generate::SignalKind::RandomWalk, "random walk"),
@@ -212,6 +214,17 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 vec![cmd]
             },
         )?;
+        if let Some(baseline) = &baseline_bin {
+            let binaries = [baseline.as_path(), recfmt.as_path()];
+            let what = format!("`convert --to csv` ({name})");
+            let times = best_of_alternating(&what, &out, &format!("{label}-csv"), |which, target| {
+                let mut cmd = Command::new(binaries[which]);
+                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+                cmd.args(["--to", "csv", "-o"]).arg(target);
+                cmd
+            })?;
+            signal_before_after.push((what, times));
+        }
         let kept = out.join(format!("{label}-kept"));
         let py = python_writers(&python, &kept, &out.join("python"), true)?;
         std::fs::remove_dir_all(&kept)?;
@@ -291,7 +304,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 };
                 convert_with(binaries[which], &[&session], to, &output)
             })?;
-            before_after.push((what, times));
+            before_after.push((what.to_string(), times));
         }
         let times = best_of_alternating("full read (`validate`)", &out, "validate", |which, _| {
             let mut cmd = Command::new(binaries[which]);
@@ -301,7 +314,8 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 .arg(&session);
             cmd
         })?;
-        before_after.push(("full read (`validate`)", times));
+        before_after.push(("full read (`validate`)".to_string(), times));
+        before_after.extend(signal_before_after.drain(..));
     }
 
     let _ = std::fs::remove_dir_all(&out);
