@@ -217,12 +217,13 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         if let Some(baseline) = &baseline_bin {
             let binaries = [baseline.as_path(), recfmt.as_path()];
             let what = format!("`convert --to csv` ({name})");
-            let times = best_of_alternating(&what, &out, &format!("{label}-csv"), |which, target| {
-                let mut cmd = Command::new(binaries[which]);
-                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                cmd.args(["--to", "csv", "-o"]).arg(target);
-                cmd
-            })?;
+            let times =
+                best_of_alternating(&what, &out, &format!("{label}-csv"), |which, target| {
+                    let mut cmd = Command::new(binaries[which]);
+                    cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+                    cmd.args(["--to", "csv", "-o"]).arg(target);
+                    cmd
+                })?;
             signal_before_after.push((what, times));
         }
         let kept = out.join(format!("{label}-kept"));
@@ -404,7 +405,11 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         println!(
             "| {name} ({:.0} MB) | {recfmt_s:.3} | {py_s:.3} | {ratio:.2}x | {} |",
             bytes as f64 / 1e6,
-            if ratio >= 2.5 { "goal met" } else { "goal missed" }
+            if ratio >= 2.5 {
+                "goal met"
+            } else {
+                "goal missed"
+            }
         );
     }
     if let Some(baseline) = &baseline_bin {

@@ -215,7 +215,10 @@ fn pip_install(python: &Path) -> Command {
 fn python_env() -> Result<PathBuf> {
     if let Some(venv) = std::env::var_os("RECFMT_PYENV") {
         let python = PathBuf::from(venv).join("bin/python");
-        if let Some((module, _)) = PY_PACKAGES.iter().find(|(module, _)| !imports(&python, module)) {
+        if let Some((module, _)) = PY_PACKAGES
+            .iter()
+            .find(|(module, _)| !imports(&python, module))
+        {
             bail!("RECFMT_PYENV: {} cannot import {module}", python.display());
         }
         return Ok(python);

@@ -620,8 +620,12 @@ impl<W: Write> CsvSink<W> {
                     Values::U16(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
                     Values::U32(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
                     Values::U64(v) => v.get(i).map(|&x| push_u64(buf, x)),
-                    Values::F32(v) => v.get(i).map(|&x| push_float_text(buf, float_text(&mut floats, x))),
-                    Values::F64(v) => v.get(i).map(|&x| push_float_text(buf, float_text(&mut floats, x))),
+                    Values::F32(v) => v
+                        .get(i)
+                        .map(|&x| push_float_text(buf, float_text(&mut floats, x))),
+                    Values::F64(v) => v
+                        .get(i)
+                        .map(|&x| push_float_text(buf, float_text(&mut floats, x))),
                     Values::Bool(v) => (i < v.len()).then(|| push_bool(buf, v.value(i))),
                     _ => {
                         self.push_quoted_cell(column, i)?;
@@ -639,11 +643,7 @@ impl<W: Write> CsvSink<W> {
 
     /// Appends value `i` of `column` by the quoting rules: text, hex and JSON cells, and any
     /// cell when the delimiter is a byte numbers or booleans are written with.
-    fn push_quoted_cell(
-        &mut self,
-        column: &Column<'_>,
-        i: usize,
-    ) -> Result<(), ArrowError> {
+    fn push_quoted_cell(&mut self, column: &Column<'_>, i: usize) -> Result<(), ArrowError> {
         let mut floats = zmij::Buffer::new();
         let mut cell = Vec::new();
         let plain = &mut cell;
@@ -656,8 +656,12 @@ impl<W: Write> CsvSink<W> {
             Values::U16(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
             Values::U32(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
             Values::U64(v) => v.get(i).map(|&x| push_u64(plain, x)),
-            Values::F32(v) => v.get(i).map(|&x| push_float_text(plain, float_text(&mut floats, x))),
-            Values::F64(v) => v.get(i).map(|&x| push_float_text(plain, float_text(&mut floats, x))),
+            Values::F32(v) => v
+                .get(i)
+                .map(|&x| push_float_text(plain, float_text(&mut floats, x))),
+            Values::F64(v) => v
+                .get(i)
+                .map(|&x| push_float_text(plain, float_text(&mut floats, x))),
             Values::Bool(v) => (i < v.len()).then(|| push_bool(plain, v.value(i))),
             Values::Utf8(v) => {
                 if i < v.len() {
