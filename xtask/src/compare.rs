@@ -316,7 +316,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             cmd
         })?;
         before_after.push(("full read (`validate`)".to_string(), times));
-        before_after.extend(signal_before_after.drain(..));
+        before_after.append(&mut signal_before_after);
     }
 
     let _ = std::fs::remove_dir_all(&out);
