@@ -434,10 +434,11 @@ fn json_supported(data_type: &DataType) -> bool {
 ///
 /// Cells are formatted straight from the Arrow arrays into one reusable buffer, row by row,
 /// with the text `arrow-csv` writes for the same flattened batch: integers as `itoa` writes
-/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`; see [`crate::csv_cell`]), and cells quoted by the `csv`
-/// crate's rules (only when they hold the delimiter, a quote, `\r` or `\n`; quotes doubled; a
-/// record that is a single empty field written `""`). Batches this writer does not know how to
-/// format (types the export never produces) go through `arrow-csv` itself.
+/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`; [`crate::csv_cell`] says how the
+/// same text is written faster), and cells quoted by the `csv` crate's rules (only when they
+/// hold the delimiter, a quote, `\r` or `\n`; quotes doubled; a record that is a single empty
+/// field written `""`). Batches this writer does not know how to format (types the export
+/// never produces) go through `arrow-csv` itself.
 pub(crate) struct CsvSink<W: Write> {
     layout: CsvLayout,
     /// The fields of the schema given to [`CsvSink::new`], one per batch column.
@@ -642,7 +643,8 @@ impl<W: Write> CsvSink<W> {
     }
 
     /// Appends value `i` of `column` by the quoting rules: text, hex and JSON cells, and any
-    /// cell when the delimiter is a byte numbers or booleans are written with.
+    /// cell when the delimiter is a byte numbers or booleans are written with (a rare dialect:
+    /// such a cell goes through a scratch buffer of its own).
     fn push_quoted_cell(&mut self, column: &Column<'_>, i: usize) -> Result<(), ArrowError> {
         let mut floats = zmij::Buffer::new();
         let mut cell = Vec::new();
