@@ -4,11 +4,11 @@ Loads the Parquet tables recfmt wrote (one file per stream) into memory as alrea
 Arrow / numpy columns (not timed), then times only the writing of the same tables with
 pyarrow.parquet (zstd, dictionary on and off, row groups of 1 Mi rows as recfmt and pyarrow
 write them by default), pyarrow.csv and h5py (gzip level 1 + shuffle, chunks of 65,535 rows),
-best of --runs each; with --parquet-only, pyarrow.parquet alone. Prints one JSON object of
+best of --runs each; with --no-hdf5, pyarrow.parquet and pyarrow.csv alone. Prints one JSON object of
 timings on stdout: the best wall time of each writer, and under `<name>_cpu` the least CPU
 time (user + sys, all threads) of its runs; progress goes to stderr.
 
-    python compare.py --tables DIR --out DIR [--runs 3] [--parquet-only]
+    python compare.py --tables DIR --out DIR [--runs 3] [--no-hdf5]
 """
 
 import argparse
@@ -139,7 +139,7 @@ def main():
     parser.add_argument("--tables", required=True, help="recfmt's Parquet output folder")
     parser.add_argument("--out", required=True, help="scratch folder for the outputs")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--parquet-only", action="store_true")
+    parser.add_argument("--no-hdf5", action="store_true")
     args = parser.parse_args()
     out_root = pathlib.Path(args.out)
     shutil.rmtree(out_root, ignore_errors=True)
@@ -161,12 +161,11 @@ def main():
         "runs": args.runs,
     }
     writers = [("parquet_dict", lambda: write_parquet(tables, True)),
-               ("parquet_nodict", lambda: write_parquet(tables, False))]
-    if not args.parquet_only:
-        writers += [
-            ("csv", lambda: write_csv({name: csv_table(t) for name, t in tables.items()})),
-            ("hdf5", lambda: write_hdf5({name: numpy_columns(t) for name, t in tables.items()})),
-        ]
+               ("parquet_nodict", lambda: write_parquet(tables, False)),
+               ("csv", lambda: write_csv({name: csv_table(t) for name, t in tables.items()}))]
+    if not args.no_hdf5:
+        writers.append(
+            ("hdf5", lambda: write_hdf5({name: numpy_columns(t) for name, t in tables.items()})))
     for name, make in writers:
         write = make()  # preparing the columns is not timed
         result[name], result[name + "_cpu"] = best_of(args.runs, out_root,

@@ -9,6 +9,8 @@
 //! `xtask/compare.py` then loads recfmt's Parquet output into memory as decoded columns (not
 //! timed) and times pyarrow.parquet, pyarrow.csv and h5py writing the same tables. Every figure
 //! is the best of [`RUNS`] runs, each into a fresh output path that is deleted afterwards.
+//! The white-noise and random-walk sessions of issue 24 are timed the same way for Parquet and
+//! CSV.
 //!
 //! Prints a Markdown table with the ratios and the goals of issue 11. A missed goal is reported,
 //! not a failure: this is a measurement.
@@ -170,8 +172,11 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         "parquet_nodict_cpu"
     })?;
 
-    // Issue 24: the same Parquet comparison on white-noise and random-walk sessions.
+    // Issue 24: the same Parquet and CSV comparisons on white-noise and random-walk sessions.
     let mut signal_lines = Vec::new();
+    let mut signal_csv = Vec::new();
+    // With `--baseline`: the CSV of these sessions by both binaries, timed in turns.
+    let mut signal_before_after = Vec::new();
     for (kind, name) in [
         (recfmt_tlv::generate::SignalKind::WhiteNoise, "white noise"),
         (recfmt_tlv::generate::SignalKind::RandomWalk, "random walk"),
@@ -197,21 +202,47 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 vec![cmd]
             },
         )?;
+        let csv = best_of(
+            &format!("recfmt --to csv ({name})"),
+            &out,
+            &format!("{label}-csv"),
+            false,
+            |target| {
+                let mut cmd = Command::new(&recfmt);
+                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+                cmd.args(["--to", "csv", "-o"]).arg(target);
+                vec![cmd]
+            },
+        )?;
+        if let Some(baseline) = &baseline_bin {
+            let binaries = [baseline.as_path(), recfmt.as_path()];
+            let what = format!("`convert --to csv` ({name})");
+            let times =
+                best_of_alternating(&what, &out, &format!("{label}-csv"), |which, target| {
+                    let mut cmd = Command::new(binaries[which]);
+                    cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+                    cmd.args(["--to", "csv", "-o"]).arg(target);
+                    cmd
+                })?;
+            signal_before_after.push((what, times));
+        }
         let kept = out.join(format!("{label}-kept"));
         let py = python_writers(&python, &kept, &out.join("python"), true)?;
         std::fs::remove_dir_all(&kept)?;
         let get = |key: &str| py.get(key).and_then(serde_json::Value::as_f64);
-        let (Some(d), Some(n), Some(dc), Some(nc)) = (
+        let (Some(d), Some(n), Some(dc), Some(nc), Some(py_csv)) = (
             get("parquet_dict"),
             get("parquet_nodict"),
             get("parquet_dict_cpu"),
             get("parquet_nodict_cpu"),
+            get("csv"),
         ) else {
-            bail!("compare.py printed no Parquet timings for the {name} session");
+            bail!("compare.py printed no Parquet or CSV timings for the {name} session");
         };
         let (py_wall, py_cpu) = if d <= n { (d, dc) } else { (n, nc) };
         let bytes = std::fs::metadata(dir.join("timeseries.bin"))?.len();
         signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu));
+        signal_csv.push((name, bytes, csv, py_csv));
     }
     let lines = [
         Line {
@@ -274,7 +305,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 };
                 convert_with(binaries[which], &[&session], to, &output)
             })?;
-            before_after.push((what, times));
+            before_after.push((what.to_string(), times));
         }
         let times = best_of_alternating("full read (`validate`)", &out, "validate", |which, _| {
             let mut cmd = Command::new(binaries[which]);
@@ -284,7 +315,8 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 .arg(&session);
             cmd
         })?;
-        before_after.push(("full read (`validate`)", times));
+        before_after.push(("full read (`validate`)".to_string(), times));
+        before_after.append(&mut signal_before_after);
     }
 
     let _ = std::fs::remove_dir_all(&out);
@@ -360,6 +392,26 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             cpu / py_cpu,
         );
     }
+    println!(
+        "\nCSV against pyarrow.csv writing the decoded columns (fixed-size arrays flattened), \
+         best of {RUNS}; goal of issue 24: ratio >= 2.5x\n"
+    );
+    println!("| session | recfmt s | pyarrow.csv s | ratio pyarrow/recfmt | |");
+    println!("|---|---|---|---|---|");
+    let csv_rows = std::iter::once(("`bench compare` session", input_bytes, csv, secs("csv")?))
+        .chain(signal_csv.iter().copied());
+    for (name, bytes, recfmt_s, py_s) in csv_rows {
+        let ratio = py_s / recfmt_s;
+        println!(
+            "| {name} ({:.0} MB) | {recfmt_s:.3} | {py_s:.3} | {ratio:.2}x | {} |",
+            bytes as f64 / 1e6,
+            if ratio >= 2.5 {
+                "goal met"
+            } else {
+                "goal missed"
+            }
+        );
+    }
     if let Some(baseline) = &baseline_bin {
         println!(
             "\nBefore ({}) and after (this tree), timed in turns, best of {RUNS}; ratio = \
@@ -398,12 +450,12 @@ fn link_twin(session: &Path, twin: &Path) -> Result<()> {
 }
 
 /// Runs `xtask/compare.py` on the Parquet tables in `tables` (scratch space under `scratch`) and
-/// returns the JSON object it prints.
+/// returns the JSON object it prints; with `no_hdf5`, only the Parquet and CSV writers are timed.
 fn python_writers(
     python: &Path,
     tables: &Path,
     scratch: &Path,
-    parquet_only: bool,
+    no_hdf5: bool,
 ) -> Result<serde_json::Map<String, serde_json::Value>> {
     eprintln!("$ python xtask/compare.py (loads {})", tables.display());
     let mut cmd = Command::new(python);
@@ -413,8 +465,8 @@ fn python_writers(
         .arg("--out")
         .arg(scratch)
         .args(["--runs", &RUNS.to_string()]);
-    if parquet_only {
-        cmd.arg("--parquet-only");
+    if no_hdf5 {
+        cmd.arg("--no-hdf5");
     }
     let output = cmd
         .stderr(Stdio::inherit())

@@ -209,23 +209,40 @@ fn pip_install(python: &Path) -> Command {
     pip
 }
 
-/// Makes a virtualenv with the interop packages under `target/pyenv`; returns its python.
+/// The venv's Python with [`PY_PACKAGES`] installed: `target/pyenv`, made and filled when
+/// needed, or the venv `RECFMT_PYENV` names (another checkout's, used as it is: nothing is
+/// installed into it).
 fn python_env() -> Result<PathBuf> {
+    if let Some(venv) = std::env::var_os("RECFMT_PYENV") {
+        let python = PathBuf::from(venv).join("bin/python");
+        if let Some((module, _)) = PY_PACKAGES
+            .iter()
+            .find(|(module, _)| !imports(&python, module))
+        {
+            bail!("RECFMT_PYENV: {} cannot import {module}", python.display());
+        }
+        return Ok(python);
+    }
     let venv = project_root().join("target/pyenv");
     let python = venv.join("bin/python");
     if !python.exists() {
         run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
     }
-    let missing = PY_PACKAGES.iter().any(|(module, _)| {
-        !Command::new(&python)
-            .args(["-c", &format!("import {module}")])
-            .status()
-            .is_ok_and(|s| s.success())
-    });
+    let missing = PY_PACKAGES
+        .iter()
+        .any(|(module, _)| !imports(&python, module));
     if missing {
         run(pip_install(&python).args(PY_PACKAGES.iter().map(|(_, requirement)| requirement)))?;
     }
     Ok(python)
+}
+
+/// Whether `python` can import `module`.
+fn imports(python: &Path, module: &str) -> bool {
+    Command::new(python)
+        .args(["-c", &format!("import {module}")])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Seconds each fuzz target runs in `ci` after replaying its seeds (unoptimised build, see

@@ -28,6 +28,7 @@ use arrow_array::{
 use arrow_buffer::NullBuffer;
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
+use crate::csv_cell::{float_text, push_bool, push_float_text, push_i64, push_u64};
 use crate::mapping::{SHAPE_KEY, parse_shape};
 
 /// Where one CSV column comes from.
@@ -433,10 +434,11 @@ fn json_supported(data_type: &DataType) -> bool {
 ///
 /// Cells are formatted straight from the Arrow arrays into one reusable buffer, row by row,
 /// with the text `arrow-csv` writes for the same flattened batch: integers as `itoa` writes
-/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`), and cells quoted by the `csv`
-/// crate's rules (only when they hold the delimiter, a quote, `\r` or `\n`; quotes doubled; a
-/// record that is a single empty field written `""`). Batches this writer does not know how to
-/// format (types the export never produces) go through `arrow-csv` itself.
+/// them, floats as `ryu` does (`1.0`, `1e20`, `NaN`, `inf`; [`crate::csv_cell`] says how the
+/// same text is written faster), and cells quoted by the `csv` crate's rules (only when they
+/// hold the delimiter, a quote, `\r` or `\n`; quotes doubled; a record that is a single empty
+/// field written `""`). Batches this writer does not know how to format (types the export
+/// never produces) go through `arrow-csv` itself.
 pub(crate) struct CsvSink<W: Write> {
     layout: CsvLayout,
     /// The fields of the schema given to [`CsvSink::new`], one per batch column.
@@ -591,8 +593,7 @@ impl<W: Write> CsvSink<W> {
 
     /// Formats `rows` rows of `columns`.
     fn write_fast(&mut self, rows: usize, columns: &[Column<'_>]) -> Result<(), ArrowError> {
-        let mut ints = itoa::Buffer::new();
-        let mut floats = ryu::Buffer::new();
+        let mut floats = zmij::Buffer::new();
         for r in 0..rows {
             let start = self.buf.len();
             for (c, column) in columns.iter().enumerate() {
@@ -606,52 +607,32 @@ impl<W: Write> CsvSink<W> {
                 if column.nulls.is_some_and(|n| n.is_null(i)) {
                     continue;
                 }
-                const EMPTY: &[u8] = b"";
-                let plain: &[u8] = match column.values {
-                    Values::I8(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::I16(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::I32(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::I64(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U8(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U16(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U32(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::U64(v) => v.get(i).map_or(EMPTY, |&x| ints.format(x).as_bytes()),
-                    Values::F32(v) => v.get(i).map_or(EMPTY, |&x| floats.format(x).as_bytes()),
-                    Values::F64(v) => v.get(i).map_or(EMPTY, |&x| floats.format(x).as_bytes()),
-                    Values::Bool(v) => {
-                        if i >= v.len() {
-                            EMPTY
-                        } else if v.value(i) {
-                            b"true"
-                        } else {
-                            b"false"
-                        }
-                    }
-                    Values::Utf8(v) => {
-                        if i < v.len() {
-                            push_cell(&mut self.buf, &self.special, v.value(i).as_bytes());
-                        }
-                        continue;
-                    }
-                    Values::Binary(v) => {
-                        if i < v.len() {
-                            push_hex(&mut self.buf, &self.special, self.plain_safe, v.value(i));
-                        }
-                        continue;
-                    }
-                    Values::Json(list) => {
-                        if i < list.len() {
-                            json_list(list, i, &mut self.json)?;
-                            push_cell(&mut self.buf, &self.special, self.json.as_bytes());
-                        }
-                        continue;
+                if !self.plain_safe {
+                    self.push_quoted_cell(column, i)?;
+                    continue;
+                }
+                let buf = &mut self.buf;
+                match column.values {
+                    Values::I8(v) => v.get(i).map(|&x| push_i64(buf, i64::from(x))),
+                    Values::I16(v) => v.get(i).map(|&x| push_i64(buf, i64::from(x))),
+                    Values::I32(v) => v.get(i).map(|&x| push_i64(buf, i64::from(x))),
+                    Values::I64(v) => v.get(i).map(|&x| push_i64(buf, x)),
+                    Values::U8(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
+                    Values::U16(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
+                    Values::U32(v) => v.get(i).map(|&x| push_u64(buf, u64::from(x))),
+                    Values::U64(v) => v.get(i).map(|&x| push_u64(buf, x)),
+                    Values::F32(v) => v
+                        .get(i)
+                        .map(|&x| push_float_text(buf, float_text(&mut floats, x))),
+                    Values::F64(v) => v
+                        .get(i)
+                        .map(|&x| push_float_text(buf, float_text(&mut floats, x))),
+                    Values::Bool(v) => (i < v.len()).then(|| push_bool(buf, v.value(i))),
+                    _ => {
+                        self.push_quoted_cell(column, i)?;
+                        None
                     }
                 };
-                if self.plain_safe {
-                    self.buf.extend_from_slice(plain);
-                } else {
-                    push_cell(&mut self.buf, &self.special, plain);
-                }
             }
             self.end_row(start, columns.len());
             if self.buf.len() >= FLUSH_AT {
@@ -659,6 +640,53 @@ impl<W: Write> CsvSink<W> {
             }
         }
         self.flush_buf()
+    }
+
+    /// Appends value `i` of `column` by the quoting rules: text, hex and JSON cells, and any
+    /// cell when the delimiter is a byte numbers or booleans are written with (a rare dialect:
+    /// such a cell goes through a scratch buffer of its own).
+    fn push_quoted_cell(&mut self, column: &Column<'_>, i: usize) -> Result<(), ArrowError> {
+        let mut floats = zmij::Buffer::new();
+        let mut cell = Vec::new();
+        let plain = &mut cell;
+        match column.values {
+            Values::I8(v) => v.get(i).map(|&x| push_i64(plain, i64::from(x))),
+            Values::I16(v) => v.get(i).map(|&x| push_i64(plain, i64::from(x))),
+            Values::I32(v) => v.get(i).map(|&x| push_i64(plain, i64::from(x))),
+            Values::I64(v) => v.get(i).map(|&x| push_i64(plain, x)),
+            Values::U8(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
+            Values::U16(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
+            Values::U32(v) => v.get(i).map(|&x| push_u64(plain, u64::from(x))),
+            Values::U64(v) => v.get(i).map(|&x| push_u64(plain, x)),
+            Values::F32(v) => v
+                .get(i)
+                .map(|&x| push_float_text(plain, float_text(&mut floats, x))),
+            Values::F64(v) => v
+                .get(i)
+                .map(|&x| push_float_text(plain, float_text(&mut floats, x))),
+            Values::Bool(v) => (i < v.len()).then(|| push_bool(plain, v.value(i))),
+            Values::Utf8(v) => {
+                if i < v.len() {
+                    push_cell(&mut self.buf, &self.special, v.value(i).as_bytes());
+                }
+                return Ok(());
+            }
+            Values::Binary(v) => {
+                if i < v.len() {
+                    push_hex(&mut self.buf, &self.special, self.plain_safe, v.value(i));
+                }
+                return Ok(());
+            }
+            Values::Json(list) => {
+                if i < list.len() {
+                    json_list(list, i, &mut self.json)?;
+                    push_cell(&mut self.buf, &self.special, self.json.as_bytes());
+                }
+                return Ok(());
+            }
+        };
+        push_cell(&mut self.buf, &self.special, &cell);
+        Ok(())
     }
 
     /// Writes `batch` flattened, with `arrow-csv`: the path for batches [`CsvSink::columns`]

@@ -82,6 +82,8 @@
 mod batch;
 #[cfg(feature = "csv")]
 mod csv;
+#[cfg(feature = "csv")]
+mod csv_cell;
 mod error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;

@@ -38,6 +38,8 @@ mod mapping {
 
 #[path = "../src/csv.rs"]
 mod csv;
+#[path = "../src/csv_cell.rs"]
+mod csv_cell;
 
 /// What `arrow-csv` writes for `batches` of `schema`: the header (and units) rows as text
 /// cells, then each batch flattened, all through one writer as the sink did before.

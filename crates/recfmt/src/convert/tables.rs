@@ -70,8 +70,12 @@ pub(super) fn to_tables(
     // window goes without: hashing reads the whole input, which the window's seek avoids (a
     // 1 s window of 10 GB of USVLOG took 7.2 s, 83 % of it in SHA-256); `recfmt.time_range`
     // and `source.*` say where its rows come from.
+    // CSV goes without too: it has no place for table metadata, so its tables would wait for
+    // the whole input to be hashed before their first row only to drop the digest (and the
+    // hashing took a core's share from the formatting, issue 24).
     let windowed = options.start.is_some() || options.end.is_some();
-    let digest = (!windowed).then(|| {
+    let csv = table == Some(TableFormat::Csv) && !hdf5 && !mcap;
+    let digest = (!windowed && !csv).then(|| {
         let input = input.to_path_buf();
         let cancel = options.open.cancel.clone();
         recfmt_export::PendingMetadata::spawn(move || {
