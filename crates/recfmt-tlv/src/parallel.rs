@@ -2,14 +2,16 @@
 //! cut into blocks of whole records, decoded into per-block columns by worker threads, and
 //! appended to the caller's [`BatchSet`] in file order.
 //!
-//! Why this split: framing only reads length fields and copies bytes, so it stays cheap on the
-//! caller's thread, which is also the one that writes Parquet/CSV/HDF5 between calls; the
-//! per-field decoding, which dominated a single-threaded read, moves to the workers. Every
-//! check that can add to the integrity report or fail in strict mode (torn tail, payload
-//! lengths, unknown types, record counts, backwards time) stays in the framer, in file order,
-//! so the report and the errors are those of the single-threaded path; only their timing
-//! moves ahead by the blocks in flight. A strict error ends the framed blocks and is raised
-//! once the rows before it have been handed out, as the single-threaded path does.
+//! Why this split: framing only reads records from the file straight into a block and walks
+//! their length fields (a record the layouts disagree with goes the full path), so it stays
+//! cheap on the caller's thread, which is also the one that writes Parquet/CSV/HDF5 between
+//! calls; the per-field decoding, which dominated a single-threaded read, moves to the
+//! workers. Every check that can add to the integrity report or fail in strict mode (torn
+//! tail, payload lengths, unknown types, record counts, backwards time) stays in the framer,
+//! in file order, so the report and the errors are those of the single-threaded path; only
+//! their timing moves ahead by the blocks in flight. A strict error ends the framed blocks
+//! and is raised once the rows before it have been handed out, as the single-threaded path
+//! does.
 //!
 //! Memory stays flat: at most [`BLOCKS_PER_WORKER`] blocks per worker are in flight, each
 //! about [`DEFAULT_BLOCK_BYTES`] of records plus their decoded columns.
