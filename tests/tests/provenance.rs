@@ -66,6 +66,46 @@ print(len(tables))
     }
 }
 
+/// An HDF5 file gets the digest as a root attribute when it is finished (the hashing runs
+/// beside the writing, not before it), beside the attributes set when it was created.
+#[test]
+fn an_hdf5_file_carries_the_inputs_sha256() {
+    let Some(log) = samples("carla", "log").into_iter().next() else {
+        return;
+    };
+    let Some(python) = python_with(&["h5py"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.h5");
+    run_recfmt(&[
+        "convert",
+        log.to_str().unwrap(),
+        "--to",
+        "hdf5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    run_python(
+        &python,
+        r#"
+import hashlib, sys
+import h5py
+log, out, name = sys.argv[1:]
+digest = hashlib.sha256(open(log, 'rb').read()).hexdigest()
+with h5py.File(out, 'r') as f:
+    assert f.attrs['source.sha256'] == digest, dict(f.attrs)
+    assert f.attrs['source.file'] == name, dict(f.attrs)
+    assert len(f.keys()) > 0
+"#,
+        &[
+            log.to_str().unwrap(),
+            out.to_str().unwrap(),
+            log.file_name().unwrap().to_str().unwrap(),
+        ],
+    );
+}
+
 /// A time window's tables go without the digest (it would read the whole input, which the
 /// window's seek avoids) and say which window they hold instead.
 #[test]

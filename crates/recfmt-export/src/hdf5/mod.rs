@@ -195,6 +195,10 @@ pub struct Hdf5Options {
     pub compression_threads: usize,
     /// Whether an existing file at the output path may be replaced (default: no).
     pub replace: recfmt_core::Replace,
+    /// Root attributes still being computed when the export starts (the input's SHA-256):
+    /// waited for when the file is finished and set then, as [`Self::metadata`] entries are,
+    /// so that computing them overlaps the writing instead of coming first.
+    pub pending_metadata: Option<crate::PendingMetadata>,
 }
 
 impl Default for Hdf5Options {
@@ -208,6 +212,7 @@ impl Default for Hdf5Options {
             skip_omitted_values: false,
             compression_threads: 0,
             replace: recfmt_core::Replace::Never,
+            pending_metadata: None,
         }
     }
 }
@@ -364,6 +369,7 @@ impl Hdf5Writer {
                 streams: states,
                 chunks,
                 output,
+                pending: options.pending_metadata.clone(),
             }),
             target: path.to_path_buf(),
             failed: false,
@@ -521,6 +527,20 @@ impl Hdf5Writer {
     }
 }
 
+/// Sets `metadata` as root attributes of the open file, replacing any of the same name, and
+/// commits them.
+fn set_root_attributes(output: &H5Output, metadata: &Metadata) -> recfmt_core::Result<()> {
+    let file = output.file();
+    let edit = || -> Result<(), hdf5_pure::Error> {
+        let root = file.root();
+        for (key, value) in metadata {
+            root.set_attr(key, recfmt_h5::text(value.clone()))?;
+        }
+        file.commit()
+    };
+    edit().map_err(|e| recfmt_h5::write_error(output.target(), "setting the root attributes", e))
+}
+
 /// The open file and the per-stream state.
 #[derive(Debug)]
 struct OpenFile {
@@ -529,6 +549,8 @@ struct OpenFile {
     streams: Vec<StreamState>,
     chunks: ChunkedWriter,
     output: H5Output,
+    /// Root attributes to set once they are computed, before the file closes.
+    pending: Option<crate::PendingMetadata>,
 }
 
 impl OpenFile {
@@ -539,6 +561,7 @@ impl OpenFile {
             streams,
             mut chunks,
             output,
+            pending,
         } = self;
         let written = (|| {
             // Every full chunk of a column is in the file before its partial tail.
@@ -554,9 +577,11 @@ impl OpenFile {
         })();
         // Workers are stopped and joined, and the datasets let go, before the file closes.
         drop(chunks);
-        written
-            .and_then(|()| output.finish())
-            .map_err(|e| output_error(target, e))
+        written.map_err(|e| output_error(target, e))?;
+        if let Some(pending) = pending {
+            set_root_attributes(&output, pending.wait()?).map_err(|e| output_error(target, e))?;
+        }
+        output.finish().map_err(|e| output_error(target, e))
     }
 }
 

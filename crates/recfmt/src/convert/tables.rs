@@ -150,13 +150,12 @@ pub(super) fn to_tables(
                 Some(width) => width,
                 None => longest_text(registry, input, options)?,
             };
-            let mut metadata = export.metadata.clone();
-            if let Some(digest) = &digest {
-                metadata.extend(digest.wait()?.clone());
-            }
+            // The digest is set as a root attribute when the file is finished: hashing
+            // overlaps the writing (waiting for it first made it a third of a conversion).
             let hdf5 = recfmt_export::hdf5::Hdf5Options {
                 string_width,
-                metadata,
+                metadata: export.metadata.clone(),
+                pending_metadata: digest,
                 skip_omitted_values: true,
                 compression_threads: options.open.threads.unwrap_or(0),
                 replace: options.replace(),
