@@ -224,7 +224,9 @@ pub struct ExportOptions {
     /// `source.sha256`); it overrides entries of the same name.
     pub metadata: Metadata,
     /// More schema-level metadata, still being computed when the export starts (the input's
-    /// SHA-256): each table waits for it when it is opened. It overrides `metadata`.
+    /// SHA-256): each table waits for it when it is opened, except Parquet's, which take it
+    /// when their footer is written (in the `ARROW:schema` entry and as key/value entries
+    /// after `metadata`'s), so computing it overlaps the writing. It overrides `metadata`.
     pub pending_metadata: Option<PendingMetadata>,
     /// Whether existing tables of the same names may be replaced (the command line's
     /// `--force`); otherwise the export is refused before anything is read.

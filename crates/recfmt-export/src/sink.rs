@@ -18,6 +18,8 @@ use crate::parquet_footer::{FooterTail, retype_float_orders};
 pub(crate) struct ParquetTable {
     writer: parquet::arrow::ArrowWriter<FooterTail<AtomicFile>>,
     schema: parquet::schema::types::SchemaDescriptor,
+    /// Metadata still being computed, and the Arrow schema it joins in the footer.
+    pending: Option<(crate::PendingMetadata, SchemaRef)>,
 }
 
 /// One table being written.
@@ -197,7 +199,14 @@ impl Sink {
         match self.inner {
             #[cfg(feature = "parquet")]
             Inner::Parquet(t) => {
-                let ParquetTable { writer, schema } = *t;
+                let ParquetTable {
+                    mut writer,
+                    schema,
+                    pending,
+                } = *t;
+                if let Some((pending, arrow_schema)) = pending {
+                    append_pending_metadata(&mut writer, &arrow_schema, pending.wait()?);
+                }
                 let mut file = writer.into_inner().map_err(|e| Error::Parquet {
                     path: self.path.clone(),
                     source: e,
@@ -346,12 +355,50 @@ fn parquet_table(
     }
     let props = props.build();
     let file = FooterTail::new(file, &parquet_schema);
-    let writer = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), Some(props))
-        .map_err(parquet_error)?;
+    // With metadata still pending, `ARROW:schema` is written with it, at the footer.
+    let pending = options.pending_metadata.clone();
+    let writer_options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
+        .with_properties(props)
+        .with_skip_arrow_metadata(pending.is_some());
+    let writer =
+        parquet::arrow::ArrowWriter::try_new_with_options(file, schema.clone(), writer_options)
+            .map_err(parquet_error)?;
     Ok(ParquetTable {
         writer,
         schema: parquet_schema,
+        pending: pending.map(|p| (p, schema.clone())),
     })
+}
+
+/// Adds `pending` to the footer of a table of `schema` started without it: as key/value
+/// entries after the schema's own, and in the `ARROW:schema` entry (`schema` with `pending`
+/// merged in), which Arrow readers take the schema's metadata from.
+#[cfg(feature = "parquet")]
+fn append_pending_metadata(
+    writer: &mut parquet::arrow::ArrowWriter<FooterTail<AtomicFile>>,
+    schema: &SchemaRef,
+    pending: &recfmt_core::Metadata,
+) {
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+
+    for (key, value) in pending {
+        writer.append_key_value_metadata(KeyValue::new(key.clone(), value.clone()));
+    }
+    let mut metadata = schema.metadata().clone();
+    metadata.extend(pending.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let merged = arrow_schema::Schema::new_with_metadata(schema.fields().clone(), metadata);
+    // parquet-rs encodes `ARROW:schema` into writer properties only; take it from there.
+    let mut scratch = WriterProperties::builder().build();
+    parquet::arrow::add_encoded_arrow_schema_to_metadata(&merged, &mut scratch);
+    let encoded = scratch
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .find(|kv| kv.key == parquet::arrow::ARROW_SCHEMA_META_KEY);
+    if let Some(kv) = encoded {
+        writer.append_key_value_metadata(kv.clone());
+    }
 }
 
 #[cfg(all(test, feature = "parquet"))]

@@ -33,7 +33,8 @@ pub(crate) struct TablePlan {
 }
 
 struct Open {
-    /// The plan's schema with the pending metadata merged in.
+    /// The plan's schema with the pending metadata merged in (Parquet: without it, see
+    /// [`ExportOptions::pending_metadata`]).
     schema: SchemaRef,
     sink: Sink,
     rows: u64,
@@ -222,6 +223,8 @@ fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
     let batch_rows = batch.rows();
     let schema = match guard.as_ref() {
         Some(table) => table.schema.clone(),
+        // Parquet takes the pending metadata when it writes its footer: no wait here.
+        None if options.format == TableFormat::Parquet => plan.schema.clone(),
         None => table_schema(plan, options)?,
     };
     let (record, text_rows) = if options.format == TableFormat::Ndjson {
