@@ -15,6 +15,13 @@
 //!
 //! Memory stays flat: at most [`BLOCKS_PER_WORKER`] blocks per worker are in flight, each
 //! about [`DEFAULT_BLOCK_BYTES`] of records plus their decoded columns.
+//!
+//! With one decoding thread (two cores), a block that fits whole in the caller's batches is
+//! decoded straight into them: the caller's thread lends its [`BatchSet`] with the block and
+//! frames the next block meanwhile, instead of copying every decoded column a second time
+//! (issue 23: that copy, onto fresh output memory, was the largest cost a read of every
+//! stream added to the caller's thread, which bounds the read). Blocks are then in flight one
+//! at a time; with more threads, decoding blocks side by side is worth more than the copy.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -105,6 +112,12 @@ pub(crate) struct Block {
     error_after_last: bool,
     /// The columns, once decoded, and the selection they were decoded for.
     decoded: Option<(Arc<Selection>, BatchSet)>,
+    /// Set while `decoded` holds the caller's own batches, lent to a worker: each stream's
+    /// rows before the block, to put them back as they were when decoding fails.
+    lent_rows: Option<Vec<usize>>,
+    /// The rows were decoded straight into the caller's batches: handing them out only
+    /// counts them.
+    in_dst: bool,
     /// Records handed out.
     next: usize,
     /// Records of each stream handed out: the row of the stream's next record in `decoded`.
@@ -119,6 +132,8 @@ impl Block {
             counts: vec![0; streams],
             error_after_last: false,
             decoded: None,
+            lent_rows: None,
+            in_dst: false,
             next: 0,
             consumed: vec![0; streams],
         }
@@ -217,23 +232,41 @@ fn corrupt_block() -> Error {
     ))
 }
 
-/// Decodes `block` into columns of `sel` (reusing `spare`, empty batches of the same
-/// selection, when they have room for the block): the records of each stream gathered and
-/// written as runs, column by column, through the reader's own decoding, into batches of the
-/// block's own; `gathered` is the thread's buffer for that.
+/// Decodes `block` into columns of `sel`: into `out`, the caller's batches when it lent
+/// them, else into batches of the block's own (reusing `spare`, empty batches of the same
+/// selection, when they have room for the block). The records of each stream are gathered
+/// and written as runs, column by column, through the reader's own decoding; `gathered` is
+/// the thread's buffer for that. The batches stay with the block also when decoding fails,
+/// so that lent ones go back to the caller.
 fn decode(
     shared: &Shared,
     block: &mut Block,
     sel: &Arc<Selection>,
     spare: Option<BatchSet>,
+    out: Option<BatchSet>,
     gathered: &mut Gathered,
 ) -> Result<()> {
     let rows = block.counts.iter().copied().max().unwrap_or(0);
-    let mut set = spare
-        .filter(|set| set.capacity() >= rows)
-        // A little more than this block's rows, so that the next blocks can use it again.
-        .unwrap_or_else(|| sel.batch_set(&shared.schema, rows + rows / 8));
-    let mut row = RowWriter::batches(&mut set);
+    let mut set = match out {
+        Some(set) => set,
+        None => spare
+            .filter(|set| set.capacity() >= rows)
+            // A little more than this block's rows, so that the next blocks can use it again.
+            .unwrap_or_else(|| sel.batch_set(&shared.schema, rows + rows / 8)),
+    };
+    let result = decode_into(shared, block, &mut set, gathered);
+    block.decoded = Some((Arc::clone(sel), set));
+    result
+}
+
+/// The writing half of [`decode`]: every record of `block` as a row of `set`.
+fn decode_into(
+    shared: &Shared,
+    block: &Block,
+    set: &mut BatchSet,
+    gathered: &mut Gathered,
+) -> Result<()> {
+    let mut row = RowWriter::batches(set);
     if let Some(dst) = row.batch_set() {
         gathered.prepare(dst);
     }
@@ -250,8 +283,6 @@ fn decode(
         }
     }
     gathered.flush(&shared.decoder, &mut row)?;
-    drop(row);
-    block.decoded = Some((Arc::clone(sel), set));
     Ok(())
 }
 
@@ -297,7 +328,7 @@ fn copy_rows(
 #[derive(Debug)]
 struct Worker {
     jobs: Option<SyncSender<Job>>,
-    done: Receiver<Result<Block>>,
+    done: Receiver<Decoded>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -306,16 +337,21 @@ struct Job {
     block: Block,
     sel: Arc<Selection>,
     spare: Option<BatchSet>,
+    /// The caller's batches, lent to decode the block straight into.
+    out: Option<BatchSet>,
 }
 
+/// A block back from its worker, and whether decoding it succeeded: the block comes back
+/// either way, with any batches lent with it.
+type Decoded = (Block, Result<()>);
+
 /// The thread body: decodes blocks until the queue closes or the reader is gone.
-fn work(shared: &Shared, jobs: &Receiver<Job>, done: &SyncSender<Result<Block>>) {
+fn work(shared: &Shared, jobs: &Receiver<Job>, done: &SyncSender<Decoded>) {
     let mut gathered = Gathered::default();
     while let Ok(mut job) = jobs.recv() {
-        let spare = job.spare.take();
-        let result =
-            decode(shared, &mut job.block, &job.sel, spare, &mut gathered).map(|()| job.block);
-        if done.send(result).is_err() {
+        let (spare, out) = (job.spare.take(), job.out.take());
+        let result = decode(shared, &mut job.block, &job.sel, spare, out, &mut gathered);
+        if done.send((job.block, result)).is_err() {
             break;
         }
     }
@@ -365,6 +401,12 @@ pub(crate) struct Pipeline {
     /// The selection of the last call, shared by the blocks decoded for it.
     sel: Option<Arc<Selection>>,
     pub(crate) block_bytes: usize,
+    /// A framed block kept back until the blocks before it are handed out, so that it can be
+    /// decoded straight into the caller's batches ([`Pipeline::lends`]).
+    pub(crate) held: Option<Block>,
+    /// What the caller's batch set holds while its batches are lent: an empty set, kept for
+    /// the next loan.
+    placeholder: Option<BatchSet>,
 }
 
 impl Pipeline {
@@ -403,6 +445,8 @@ impl Pipeline {
             buffers: Vec::new(),
             sel: None,
             block_bytes,
+            held: None,
+            placeholder: None,
         })
     }
 
@@ -442,13 +486,82 @@ impl Pipeline {
     /// room.
     pub(crate) fn wants_block(&self) -> bool {
         let in_flight = self.sent - self.received;
-        self.end.is_none() && in_flight < (self.workers.len() * BLOCKS_PER_WORKER) as u64
+        self.end.is_none()
+            && self.held.is_none()
+            && in_flight < (self.workers.len() * BLOCKS_PER_WORKER) as u64
+    }
+
+    /// True when fitting blocks are decoded straight into the caller's batches: with one
+    /// decoding thread, which then has one block at a time (see the module documentation).
+    pub(crate) fn lends(&self) -> bool {
+        self.workers.len() == 1
+    }
+
+    /// True when every block framed so far (but a held one) has been handed out: the
+    /// caller's batches hold every row before the next block.
+    pub(crate) fn idle(&self) -> bool {
+        self.sent == self.received && self.ready.iter().all(Block::is_done)
+    }
+
+    /// Sends `block` to be decoded: straight into `dst` when it can ([`Self::lends`], every
+    /// block before it handed out, and no wanted stream would reach the capacity, the case
+    /// in which [`consume`] appends the block whole), else into batches of its own.
+    pub(crate) fn hand_on(
+        &mut self,
+        mut block: Block,
+        sel: &Arc<Selection>,
+        dst: &mut BatchSet,
+    ) -> Result<()> {
+        if !(self.lends() && self.idle()) || block.error_after_last || block.recs.is_empty() {
+            return self.dispatch(block, sel);
+        }
+        let capacity = dst.capacity();
+        let streams = block.counts.len().min(dst.len());
+        let fits = (0..streams).all(|s| {
+            let rest = block.counts[s];
+            !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
+        });
+        if !fits {
+            return self.dispatch(block, sel);
+        }
+        let mut out = self
+            .placeholder
+            .take()
+            .unwrap_or_else(|| BatchSet::new(&self.shared.schema, 0));
+        std::mem::swap(dst, &mut out);
+        block.lent_rows = Some((0..out.len()).map(|s| out.stream(s).rows()).collect());
+        let job = Job {
+            block,
+            sel: Arc::clone(sel),
+            spare: None,
+            out: Some(out),
+        };
+        let Some(jobs) = &self.workers[0].jobs else {
+            return Err(worker_gone());
+        };
+        match jobs.send(job) {
+            Ok(()) => {
+                self.sent += 1;
+                Ok(())
+            }
+            Err(returned) => {
+                // The worker is gone: the batches come back with the job.
+                if let Some(mut out) = returned.0.out {
+                    std::mem::swap(dst, &mut out);
+                    self.placeholder = Some(out);
+                }
+                Err(worker_gone())
+            }
+        }
     }
 
     /// True when rows framed ahead are still to be handed out, or the framer has stopped: the
     /// next row comes from here, not from the reader.
     pub(crate) fn holds_rows(&self) -> bool {
-        self.sent > self.received || self.ready.iter().any(|b| !b.is_done()) || self.end.is_some()
+        self.sent > self.received
+            || self.ready.iter().any(|b| !b.is_done())
+            || self.held.is_some()
+            || self.end.is_some()
     }
 
     /// Sends `block` to its worker to decode for `sel`.
@@ -467,6 +580,7 @@ impl Pipeline {
             block,
             sel: Arc::clone(sel),
             spare,
+            out: None,
         };
         match &worker.jobs {
             Some(jobs) if jobs.send(job).is_ok() => {
@@ -477,9 +591,10 @@ impl Pipeline {
         }
     }
 
-    /// The front block with records left, receiving the next one from its worker when needed;
-    /// `None` when nothing is in flight.
-    fn front(&mut self) -> Result<Option<&mut Block>> {
+    /// The front block with records left, receiving the next one from its worker when needed
+    /// (and putting batches lent with it back into `dst`); `None` when nothing is in flight.
+    /// A held block is handed out undecoded once every block before it is.
+    fn front(&mut self, dst: Option<&mut BatchSet>) -> Result<Option<&mut Block>> {
         while self.ready.front().is_some_and(Block::is_done) {
             if let Some(block) = self.ready.pop_front() {
                 self.recycle(block);
@@ -488,11 +603,30 @@ impl Pipeline {
         if self.ready.is_empty() && self.sent > self.received {
             let n = self.workers.len() as u64;
             let worker = &self.workers[(self.received % n) as usize];
-            let decoded = worker.done.recv().map_err(|_| worker_gone())?;
+            let (mut block, result) = worker.done.recv().map_err(|_| worker_gone())?;
             // Counted before a decoding error is passed on, so that the next block is taken
             // from the next worker, in file order.
             self.received += 1;
-            self.ready.push_back(decoded?);
+            if let Some(rows) = block.lent_rows.take() {
+                let (Some(dst), Some((_, mut set))) = (dst, block.decoded.take()) else {
+                    return Err(corrupt_block());
+                };
+                if result.is_err() {
+                    // Back as they were: the rows of a failed block are not handed out.
+                    for (s, &r) in rows.iter().enumerate().take(set.len()) {
+                        set.stream_mut(s).truncate_rows(r);
+                    }
+                }
+                std::mem::swap(dst, &mut set);
+                self.placeholder = Some(set);
+                block.in_dst = true;
+            }
+            result?;
+            self.ready.push_back(block);
+        } else if self.ready.is_empty()
+            && let Some(block) = self.held.take()
+        {
+            self.ready.push_back(block);
         }
         Ok(self.ready.front_mut())
     }
@@ -528,17 +662,20 @@ impl Pipeline {
         sel: &Arc<Selection>,
     ) -> Result<Option<bool>> {
         let shared = Arc::clone(&self.shared);
-        let Some(block) = self.front()? else {
+        let Some(block) = self.front(Some(dst))? else {
             return Ok(None);
         };
+        if block.in_dst {
+            return Ok(Some(count_in_dst(block, dst)));
+        }
         if !block
             .decoded
             .as_ref()
             .is_some_and(|(s, _)| Arc::ptr_eq(s, sel) || **s == **sel)
         {
-            // Decoded for another selection (the caller changed its batch set): again, here,
-            // for this one.
-            decode(&shared, block, sel, None, &mut Gathered::default())?;
+            // Decoded for another selection (the caller changed its batch set), or not at all
+            // (held back, then handed out on the row path): again, here, for this one.
+            decode(&shared, block, sel, None, None, &mut Gathered::default())?;
         }
         consume(block, dst).map(Some)
     }
@@ -547,7 +684,7 @@ impl Pipeline {
     /// mixed with batches): false when no framed row is left.
     pub(crate) fn next_row(&mut self, row: &mut RowWriter<'_>) -> Result<bool> {
         let shared = Arc::clone(&self.shared);
-        let Some(block) = self.front()? else {
+        let Some(block) = self.front(None)? else {
             return Ok(false);
         };
         let Some(&(start, stream)) = block.recs.get(block.next) else {
@@ -620,6 +757,15 @@ fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
         full = (0..streams).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity));
     }
     Ok(full)
+}
+
+/// Hands out the rows of `block`, decoded straight into `dst` (a block that fits whole, so
+/// [`consume`] would have appended every row): true when a stream of `dst` is now full.
+fn count_in_dst(block: &mut Block, dst: &BatchSet) -> bool {
+    block.next = block.recs.len();
+    block.consumed.clone_from(&block.counts);
+    let capacity = dst.capacity();
+    (0..block.counts.len().min(dst.len())).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity))
 }
 
 /// A worker that stopped (it panicked, or its queue closed): an error, never a hang.

@@ -132,6 +132,15 @@ impl StreamBatch {
         }
     }
 
+    /// Drops the rows from `rows` on, and any elements appended past them without being
+    /// counted: a reader that wrote into a batch and then failed puts it back as it was.
+    pub fn truncate_rows(&mut self, rows: usize) {
+        self.rows = self.rows.min(rows);
+        for column in &mut self.columns {
+            column.truncate_rows(self.rows);
+        }
+    }
+
     /// Counts the rows whose values a [`crate::RowWriter`] pushed, one run per column.
     pub(crate) fn commit_pushed_rows(&mut self, rows: usize) {
         self.rows += rows;

@@ -142,6 +142,11 @@ impl<R: Read> UsvlogRecording<R> {
     fn pipelined_fill(&mut self, p: &mut Pipeline, dst: &mut BatchSet) -> Result<bool> {
         let sel = p.selection(dst);
         loop {
+            if p.idle()
+                && let Some(block) = p.held.take()
+            {
+                p.hand_on(block, &sel, dst)?;
+            }
             while p.wants_block() {
                 let mut block = p.new_block();
                 match self.frame_block(&mut block, p.block_bytes) {
@@ -149,7 +154,13 @@ impl<R: Read> UsvlogRecording<R> {
                     Ok(false) => p.end = Some(End::Records),
                     Err(e) => p.end = Some(End::Failed(e)),
                 }
-                p.dispatch(block, &sel)?;
+                if p.lends() && !p.idle() {
+                    // Framed while the worker decodes the block before it: kept until that
+                    // one is handed out, to be decoded straight into `dst` in turn.
+                    p.held = Some(block);
+                } else {
+                    p.hand_on(block, &sel, dst)?;
+                }
             }
             match p.fill_next_block(dst, &sel)? {
                 Some(true) => return Ok(true),
