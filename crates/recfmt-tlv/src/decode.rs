@@ -12,12 +12,38 @@ use recfmt_core::{Result, RowWriter};
 use crate::layout::CompiledLayout;
 use crate::record::RecordRef;
 
-/// Records of one stream with a layout, in file order: their times, and their payloads back
-/// to back, each cut to the layout's size (or empty when no column but the time is kept).
+/// Records of one stream with a layout, in file order: their times and their payloads
+/// (empty when no column but the time is kept).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Run<'a> {
     pub(crate) times: &'a [u64],
-    pub(crate) payloads: &'a [u8],
+    pub(crate) payloads: Payloads<'a>,
+}
+
+/// Where the payloads of a [`Run`] are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Payloads<'a> {
+    /// Back to back, each cut to the layout's size.
+    Packed(&'a [u8]),
+    /// Where they lie in a block of whole records: the payload of row `i` starts at byte
+    /// `starts[i]` of `bytes` (the decoding threads read them there instead of copying each
+    /// stream's payloads together first).
+    At { bytes: &'a [u8], starts: &'a [u32] },
+}
+
+impl<'a> Payloads<'a> {
+    /// The payloads from row `rows` on, of a layout of `size` bytes.
+    fn skip(self, rows: usize, size: usize) -> Self {
+        match self {
+            Payloads::Packed(bytes) => {
+                Payloads::Packed(bytes.get(rows.saturating_mul(size)..).unwrap_or_default())
+            }
+            Payloads::At { bytes, starts } => Payloads::At {
+                bytes,
+                starts: starts.get(rows..).unwrap_or_default(),
+            },
+        }
+    }
 }
 
 /// How each stream's records become rows: the compiled layout of every stream with a layout
@@ -66,7 +92,7 @@ impl RowDecoder {
             .unwrap_or(record.payload);
         let run = Run {
             times: std::slice::from_ref(&record.t_us),
-            payloads: payload,
+            payloads: Payloads::Packed(payload),
         };
         self.write_run(stream, run, row).map(drop)
     }
@@ -101,7 +127,10 @@ impl RowDecoder {
             row.finish()?;
             return Ok(rows);
         }
-        layout.write_columns(run.payloads, rows, row)?;
+        match run.payloads {
+            Payloads::Packed(payloads) => layout.write_columns(payloads, rows, row)?,
+            Payloads::At { bytes, starts } => layout.write_columns_at(bytes, starts, rows, row)?,
+        }
         row.finish()?;
         Ok(rows)
     }
@@ -118,7 +147,7 @@ impl RowDecoder {
         while done < run.times.len() {
             let rest = Run {
                 times: &run.times[done..],
-                payloads: run.payloads.get(done * size..).unwrap_or_default(),
+                payloads: run.payloads.skip(done, size),
             };
             match self.write_run(stream, rest, row)? {
                 0 => break,
@@ -165,6 +194,8 @@ struct StreamRecords {
     room: usize,
     times: Vec<u64>,
     payloads: Vec<u8>,
+    /// Where each payload starts in the block being decoded ([`Gathered::push_at`]).
+    starts: Vec<u32>,
 }
 
 impl Gathered {
@@ -179,6 +210,7 @@ impl Gathered {
             run.room = batch.room(capacity).max(1);
             run.times.clear();
             run.payloads.clear();
+            run.starts.clear();
         }
     }
 
@@ -201,20 +233,64 @@ impl Gathered {
         run.room == 0
     }
 
+    /// Adds a record of `stream` whose payload starts at byte `start` of the block that
+    /// [`Gathered::flush_at`] is then given: its payload is not copied.
+    #[inline]
+    pub(crate) fn push_at(&mut self, stream: usize, t_us: u64, start: u32) {
+        let Some(run) = self.streams.get_mut(stream) else {
+            return;
+        };
+        if !run.wanted {
+            return;
+        }
+        run.times.push(t_us);
+        if run.values {
+            run.starts.push(start);
+        }
+    }
+
     /// Writes every gathered record to `row`, stream by stream, as runs, and empties the
     /// chunk (also when writing fails).
     pub(crate) fn flush(&mut self, decoder: &RowDecoder, row: &mut RowWriter<'_>) -> Result<()> {
+        self.flush_from(decoder, None, row)
+    }
+
+    /// [`Gathered::flush`] for records added with [`Gathered::push_at`], whose payloads lie
+    /// in `block`.
+    pub(crate) fn flush_at(
+        &mut self,
+        decoder: &RowDecoder,
+        block: &[u8],
+        row: &mut RowWriter<'_>,
+    ) -> Result<()> {
+        self.flush_from(decoder, Some(block), row)
+    }
+
+    fn flush_from(
+        &mut self,
+        decoder: &RowDecoder,
+        block: Option<&[u8]>,
+        row: &mut RowWriter<'_>,
+    ) -> Result<()> {
         let mut result = Ok(());
         for (stream, run) in self.streams.iter_mut().enumerate() {
             if !run.times.is_empty() && result.is_ok() {
+                let payloads = match block {
+                    Some(bytes) => Payloads::At {
+                        bytes,
+                        starts: &run.starts,
+                    },
+                    None => Payloads::Packed(&run.payloads),
+                };
                 let records = Run {
                     times: &run.times,
-                    payloads: &run.payloads,
+                    payloads,
                 };
                 result = decoder.write_all(stream, records, row);
             }
             run.times.clear();
             run.payloads.clear();
+            run.starts.clear();
         }
         result
     }

@@ -276,13 +276,15 @@ fn decode_into(
         let record = block.record_at(start).ok_or_else(corrupt_block)?;
         if stream == unknown {
             shared.decoder.write_row(stream, &record, &mut row)?;
+        } else if record.payload.len() < shared.decoder.payload_size(stream) {
+            return Err(corrupt_block());
         } else {
-            let size = shared.decoder.payload_size(stream);
-            let payload = record.payload.get(..size).ok_or_else(corrupt_block)?;
-            gathered.push(stream, record.t_us, payload);
+            // Read where it lies in the block, not copied beside the stream's others.
+            let payload = start + RECORD_HEADER_LEN as u32;
+            gathered.push_at(stream, record.t_us, payload);
         }
     }
-    gathered.flush(&shared.decoder, &mut row)?;
+    gathered.flush_at(&shared.decoder, &block.raw, &mut row)?;
     Ok(())
 }
 

@@ -100,29 +100,72 @@ impl CompiledLayout {
                 self.size
             )));
         };
+        let stride = self.size.max(1);
+        self.write_fields(|| payloads.chunks_exact(stride).take(rows), rows, row)
+    }
+
+    /// [`CompiledLayout::write_columns`] for payloads where they lie among other bytes: the
+    /// payload of row `i` starts at byte `starts[i]` of `bytes` (a USVLOG block of whole
+    /// records, which the decoding threads so read without first copying each stream's
+    /// payloads together). Fails when fewer than `rows` starts are given or a payload would
+    /// end past `bytes`.
+    pub(crate) fn write_columns_at(
+        &self,
+        bytes: &[u8],
+        starts: &[u32],
+        rows: usize,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()> {
+        let starts = starts.get(..rows).unwrap_or_default();
+        let fits = |&s: &u32| (s as usize).saturating_add(self.size) <= bytes.len();
+        if starts.len() < rows || !starts.iter().all(fits) {
+            return Err(recfmt_core::Error::invalid(format!(
+                "{rows} records of a {}-byte layout do not lie within {} bytes",
+                self.size,
+                bytes.len()
+            )));
+        }
+        self.write_fields(|| starts.iter().map(|&s| &bytes[s as usize..]), rows, row)
+    }
+
+    /// Pushes every value field of the `rows` payloads `payloads` gives (each at least
+    /// [`CompiledLayout::size`] bytes, checked by the caller), column by column.
+    #[inline]
+    fn write_fields<'a, I>(
+        &self,
+        payloads: impl Fn() -> I,
+        rows: usize,
+        row: &mut RowWriter<'_>,
+    ) -> recfmt_core::Result<()>
+    where
+        I: ExactSizeIterator<Item = &'a [u8]>,
+    {
         for &(offset, dtype, count) in &self.fields {
             if !row.wants_next() {
                 row.skip()?;
             } else if count == 1 {
-                push_scalars(dtype, payloads, self.size, offset, rows, row)?;
+                push_scalars(dtype, payloads(), offset, rows, row)?;
             } else if rows == 1 {
                 let width = dtype.size().unwrap_or(1);
-                push_array(dtype, &payloads[offset..offset + width * count], row)?;
+                let first = payloads().next().unwrap_or_default();
+                let array = first
+                    .get(offset..offset + width * count)
+                    .unwrap_or_default();
+                push_array(dtype, array, row)?;
             } else {
-                push_arrays(dtype, payloads, self.size, offset, count, rows, row)?;
+                push_arrays(dtype, payloads(), offset, count, rows, row)?;
             }
         }
         Ok(())
     }
 }
 
-/// Pushes the array field of `count` elements at `offset` of `rows` payloads of `stride`
-/// bytes each, as one fixed-shape column of a run.
+/// Pushes the array field of `count` elements at `offset` of the `rows` payloads
+/// `payloads` gives, as one fixed-shape column of a run.
 #[inline]
-fn push_arrays(
+fn push_arrays<'a>(
     dtype: DType,
-    payloads: &[u8],
-    stride: usize,
+    payloads: impl Iterator<Item = &'a [u8]>,
     offset: usize,
     count: usize,
     rows: usize,
@@ -135,7 +178,7 @@ fn push_arrays(
             // length, so the column would take it element by element (measured: 5 % of a
             // read of every stream of the bench session, in `Take::next` alone).
             let mut elements = Vec::with_capacity(rows.saturating_mul(count));
-            for payload in payloads.chunks_exact(stride.max(1)).take(rows) {
+            for payload in payloads {
                 let array = &payload[offset..offset + N * count];
                 elements.extend(array.chunks_exact(N).map(|bytes| $from(le::<N>(bytes))));
             }
@@ -161,13 +204,12 @@ fn push_arrays(
     }
 }
 
-/// Pushes the field at `offset` of `rows` payloads of `stride` bytes each, as one column of
-/// a run.
+/// Pushes the field at `offset` of the `rows` payloads `payloads` gives, as one column of a
+/// run.
 #[inline]
-fn push_scalars(
+fn push_scalars<'a>(
     dtype: DType,
-    payloads: &[u8],
-    stride: usize,
+    payloads: impl ExactSizeIterator<Item = &'a [u8]>,
     offset: usize,
     rows: usize,
     row: &mut RowWriter<'_>,
@@ -175,12 +217,7 @@ fn push_scalars(
     macro_rules! column {
         ($t:ty, $from:expr) => {{
             const N: usize = std::mem::size_of::<$t>();
-            row.push_column(
-                payloads
-                    .chunks_exact(stride.max(1))
-                    .take(rows)
-                    .map(|payload| $from(le::<N>(&payload[offset..]))),
-            )
+            row.push_column(payloads.map(|payload| $from(le::<N>(&payload[offset..]))))
         }};
     }
     match dtype {
