@@ -16,12 +16,8 @@
 //! Memory stays flat: at most [`BLOCKS_PER_WORKER`] blocks per worker are in flight, each
 //! about [`DEFAULT_BLOCK_BYTES`] of records plus their decoded columns.
 //!
-//! With one decoding thread (two cores), a block that fits whole in the caller's batches is
-//! decoded straight into them: the caller's thread lends its [`BatchSet`] with the block and
-//! frames the next block meanwhile, instead of copying every decoded column a second time
-//! (issue 23: that copy, onto fresh output memory, was the largest cost a read of every
-//! stream added to the caller's thread, which bounds the read). Blocks are then in flight one
-//! at a time; with more threads, decoding blocks side by side is worth more than the copy.
+//! With one decoding thread (two cores), blocks are decoded straight into the caller's
+//! batches instead (see `lend`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -29,6 +25,8 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use recfmt_core::{BatchSet, ColumnBuf, ColumnData, RowWriter, Schema, StreamBatch};
+
+mod lend;
 
 use crate::decode::{Gathered, RowDecoder};
 use crate::error::{Error, Result};
@@ -115,6 +113,10 @@ pub(crate) struct Block {
     /// Set while `decoded` holds the caller's own batches, lent to a worker: each stream's
     /// rows before the block, to put them back as they were when decoding fails.
     lent_rows: Option<Vec<usize>>,
+    /// The records `next..lent_upto` are the ones decoded into lent batches, and
+    /// `lent_counts` their count per stream (empty: every record left).
+    lent_upto: usize,
+    lent_counts: Vec<usize>,
     /// The rows were decoded straight into the caller's batches: handing them out only
     /// counts them.
     in_dst: bool,
@@ -133,6 +135,8 @@ impl Block {
             error_after_last: false,
             decoded: None,
             lent_rows: None,
+            lent_upto: 0,
+            lent_counts: Vec::new(),
             in_dst: false,
             next: 0,
             consumed: vec![0; streams],
@@ -247,22 +251,30 @@ fn decode(
     gathered: &mut Gathered,
 ) -> Result<()> {
     let rows = block.counts.iter().copied().max().unwrap_or(0);
-    let mut set = match out {
-        Some(set) => set,
-        None => spare
-            .filter(|set| set.capacity() >= rows)
-            // A little more than this block's rows, so that the next blocks can use it again.
-            .unwrap_or_else(|| sel.batch_set(&shared.schema, rows + rows / 8)),
+    let (mut set, recs) = match out {
+        Some(set) => (set, block.recs.get(block.next..block.lent_upto)),
+        None => (
+            spare
+                .filter(|set| set.capacity() >= rows)
+                // A little more than this block's rows, so that the next blocks can use it
+                // again.
+                .unwrap_or_else(|| sel.batch_set(&shared.schema, rows + rows / 8)),
+            Some(&block.recs[..]),
+        ),
     };
-    let result = decode_into(shared, block, &mut set, gathered);
+    let result = match recs {
+        Some(recs) => decode_into(shared, block, recs, &mut set, gathered),
+        None => Err(corrupt_block()),
+    };
     block.decoded = Some((Arc::clone(sel), set));
     result
 }
 
-/// The writing half of [`decode`]: every record of `block` as a row of `set`.
+/// The writing half of [`decode`]: the records `recs` of `block` as rows of `set`.
 fn decode_into(
     shared: &Shared,
     block: &Block,
+    recs: &[RecordStart],
     set: &mut BatchSet,
     gathered: &mut Gathered,
 ) -> Result<()> {
@@ -271,7 +283,7 @@ fn decode_into(
         gathered.prepare(dst);
     }
     let unknown = shared.decoder.unknown_stream();
-    for &(start, stream) in &block.recs {
+    for &(start, stream) in recs {
         let stream = stream as usize;
         let record = block.record_at(start).ok_or_else(corrupt_block)?;
         if stream == unknown {
@@ -405,7 +417,7 @@ pub(crate) struct Pipeline {
     pub(crate) block_bytes: usize,
     /// A framed block kept back until the blocks before it are handed out, so that it can be
     /// decoded straight into the caller's batches ([`Pipeline::lends`]).
-    pub(crate) held: Option<Block>,
+    pub(crate) held: VecDeque<Block>,
     /// What the caller's batch set holds while its batches are lent: an empty set, kept for
     /// the next loan.
     placeholder: Option<BatchSet>,
@@ -447,7 +459,7 @@ impl Pipeline {
             buffers: Vec::new(),
             sel: None,
             block_bytes,
-            held: None,
+            held: VecDeque::new(),
             placeholder: None,
         })
     }
@@ -489,72 +501,8 @@ impl Pipeline {
     pub(crate) fn wants_block(&self) -> bool {
         let in_flight = self.sent - self.received;
         self.end.is_none()
-            && self.held.is_none()
+            && self.held.is_empty()
             && in_flight < (self.workers.len() * BLOCKS_PER_WORKER) as u64
-    }
-
-    /// True when fitting blocks are decoded straight into the caller's batches: with one
-    /// decoding thread, which then has one block at a time (see the module documentation).
-    pub(crate) fn lends(&self) -> bool {
-        self.workers.len() == 1
-    }
-
-    /// True when every block framed so far (but a held one) has been handed out: the
-    /// caller's batches hold every row before the next block.
-    pub(crate) fn idle(&self) -> bool {
-        self.sent == self.received && self.ready.iter().all(Block::is_done)
-    }
-
-    /// Sends `block` to be decoded: straight into `dst` when it can ([`Self::lends`], every
-    /// block before it handed out, and no wanted stream would reach the capacity, the case
-    /// in which [`consume`] appends the block whole), else into batches of its own.
-    pub(crate) fn hand_on(
-        &mut self,
-        mut block: Block,
-        sel: &Arc<Selection>,
-        dst: &mut BatchSet,
-    ) -> Result<()> {
-        if !(self.lends() && self.idle()) || block.error_after_last || block.recs.is_empty() {
-            return self.dispatch(block, sel);
-        }
-        let capacity = dst.capacity();
-        let streams = block.counts.len().min(dst.len());
-        let fits = (0..streams).all(|s| {
-            let rest = block.counts[s];
-            !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
-        });
-        if !fits {
-            return self.dispatch(block, sel);
-        }
-        let mut out = self
-            .placeholder
-            .take()
-            .unwrap_or_else(|| BatchSet::new(&self.shared.schema, 0));
-        std::mem::swap(dst, &mut out);
-        block.lent_rows = Some((0..out.len()).map(|s| out.stream(s).rows()).collect());
-        let job = Job {
-            block,
-            sel: Arc::clone(sel),
-            spare: None,
-            out: Some(out),
-        };
-        let Some(jobs) = &self.workers[0].jobs else {
-            return Err(worker_gone());
-        };
-        match jobs.send(job) {
-            Ok(()) => {
-                self.sent += 1;
-                Ok(())
-            }
-            Err(returned) => {
-                // The worker is gone: the batches come back with the job.
-                if let Some(mut out) = returned.0.out {
-                    std::mem::swap(dst, &mut out);
-                    self.placeholder = Some(out);
-                }
-                Err(worker_gone())
-            }
-        }
     }
 
     /// True when rows framed ahead are still to be handed out, or the framer has stopped: the
@@ -562,7 +510,7 @@ impl Pipeline {
     pub(crate) fn holds_rows(&self) -> bool {
         self.sent > self.received
             || self.ready.iter().any(|b| !b.is_done())
-            || self.held.is_some()
+            || !self.held.is_empty()
             || self.end.is_some()
     }
 
@@ -626,7 +574,7 @@ impl Pipeline {
             result?;
             self.ready.push_back(block);
         } else if self.ready.is_empty()
-            && let Some(block) = self.held.take()
+            && let Some(block) = self.held.pop_front()
         {
             self.ready.push_back(block);
         }
@@ -668,7 +616,16 @@ impl Pipeline {
             return Ok(None);
         };
         if block.in_dst {
-            return Ok(Some(count_in_dst(block, dst)));
+            block.in_dst = false;
+            let full = lend::count_in_dst(block, dst);
+            if !block.is_done() {
+                // Stopped at a full batch: the rest goes on in the next call, decoded straight
+                // into the caller's batches again, before any block framed after it.
+                if let Some(rest) = self.ready.pop_front() {
+                    self.held.push_front(rest);
+                }
+            }
+            return Ok(Some(full));
         }
         if !block
             .decoded
@@ -759,15 +716,6 @@ fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
         full = (0..streams).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity));
     }
     Ok(full)
-}
-
-/// Hands out the rows of `block`, decoded straight into `dst` (a block that fits whole, so
-/// [`consume`] would have appended every row): true when a stream of `dst` is now full.
-fn count_in_dst(block: &mut Block, dst: &BatchSet) -> bool {
-    block.next = block.recs.len();
-    block.consumed.clone_from(&block.counts);
-    let capacity = dst.capacity();
-    (0..block.counts.len().min(dst.len())).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity))
 }
 
 /// A worker that stopped (it panicked, or its queue closed): an error, never a hang.

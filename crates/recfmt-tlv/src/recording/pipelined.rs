@@ -143,7 +143,7 @@ impl<R: Read> UsvlogRecording<R> {
         let sel = p.selection(dst);
         loop {
             if p.idle()
-                && let Some(block) = p.held.take()
+                && let Some(block) = p.held.pop_front()
             {
                 p.hand_on(block, &sel, dst)?;
             }
@@ -157,7 +157,7 @@ impl<R: Read> UsvlogRecording<R> {
                 if p.lends() && !p.idle() {
                     // Framed while the worker decodes the block before it: kept until that
                     // one is handed out, to be decoded straight into `dst` in turn.
-                    p.held = Some(block);
+                    p.held.push_back(block);
                 } else {
                     p.hand_on(block, &sel, dst)?;
                 }
