@@ -5,6 +5,11 @@
 //! a read of every stream added to that thread, which bounds the read). Blocks are then in
 //! flight one at a time, the framer framing the next one meanwhile; with more threads,
 //! decoding blocks side by side is worth more than the copy, and nothing is lent.
+//!
+//! The batches come back with their block when decoding fails, cut back to the rows they
+//! held before it, so a failed call leaves them as the copying path does. Only a worker that
+//! panics keeps them: the call fails as it does whenever a worker stops, and the caller's
+//! batch set is left empty.
 
 use std::sync::Arc;
 
