@@ -97,6 +97,8 @@ mod parquet_footer;
 mod partition;
 mod pending;
 mod sink;
+#[cfg(feature = "parquet")]
+mod spill;
 mod table_writer;
 mod writers;
 
@@ -213,9 +215,14 @@ pub struct ExportOptions {
     /// Parquet: rows per row group, at most (pyarrow's 1 Mi by default). Must be at least 1.
     pub row_group_rows: usize,
     /// Parquet: a row group is also closed once its encoded pages reach about this many bytes
-    /// (64 MiB by default). The row groups being built by all tables of one export share
-    /// [`ExportOptions::ROW_GROUP_BUDGET`]: past it, the largest is closed early.
+    /// (64 MiB by default).
     pub row_group_bytes: usize,
+    /// Parquet: bytes of encoded pages that the row groups being built by all tables of one
+    /// export keep in memory, at most (8 MiB by default). Pages past it wait in an unnamed
+    /// temporary file in the output's directory until their row group is written, so row
+    /// groups of 1 Mi rows over many streams do not raise peak memory; the files are the same
+    /// byte for byte either way. `0` sends every page to disk.
+    pub row_group_memory: usize,
     /// Parquet compression (ignored for CSV).
     pub compression: ParquetCompression,
     /// CSV dialect (ignored for other formats).
@@ -244,13 +251,15 @@ impl ExportOptions {
     pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 20;
     /// Default bytes per Parquet row group: 64 MiB of encoded pages.
     pub const DEFAULT_ROW_GROUP_BYTES: usize = 64 << 20;
-    /// The memory all Parquet tables of one export hold in row groups not yet written, at
-    /// most, as parquet-rs estimates it: with several streams each building a large row
-    /// group, the largest is written early once the sum passes this, so peak memory does not
-    /// grow with the streams. Resident memory grows by about twice the budget (allocator
-    /// retention, buffers outside the estimate): a 1 GB USVLOG session of 16 streams to
-    /// Parquet peaked at 315 MB with 96 MiB, 268 MB with 48, 201 MB with 16, 176 MB with 8.
-    pub const ROW_GROUP_BUDGET: usize = 8 << 20;
+    /// Default bytes of Parquet pages in memory for row groups in progress.
+    pub const DEFAULT_ROW_GROUP_MEMORY: usize = 8 << 20;
+    /// The memory all Parquet tables of one export hold in row groups not yet written, beside
+    /// [`ExportOptions::row_group_memory`] of finished pages: values not yet encoded into a
+    /// page (up to a page per column), dictionaries. Past it, the largest row group in
+    /// progress is written early, so an export of very many wide streams stays flat too. With
+    /// pages spilled to disk, a 400 MB USVLOG session of 15 streams held at most 17 MB here
+    /// (8 MiB of it pages) and kept row groups of 1 Mi rows.
+    pub const ROW_GROUP_BUDGET: usize = 32 << 20;
 
     /// Options for `format` with 65 536 rows per batch, Parquet row groups of 1 Mi rows or
     /// 64 MiB, zstd and no extra metadata.
@@ -260,6 +269,7 @@ impl ExportOptions {
             batch_rows: Self::DEFAULT_BATCH_ROWS,
             row_group_rows: Self::DEFAULT_ROW_GROUP_ROWS,
             row_group_bytes: Self::DEFAULT_ROW_GROUP_BYTES,
+            row_group_memory: Self::DEFAULT_ROW_GROUP_MEMORY,
             compression: ParquetCompression::default(),
             csv: CsvOptions::default(),
             metadata: Metadata::new(),

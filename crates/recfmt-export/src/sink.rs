@@ -22,6 +22,21 @@ pub(crate) struct ParquetTable {
     pending: Option<(crate::PendingMetadata, SchemaRef)>,
 }
 
+/// What the Parquet tables of one export share: the memory bound of their pages in progress.
+#[cfg(feature = "parquet")]
+pub(crate) type PageMemory = std::sync::Arc<crate::spill::PageMemory>;
+/// Nothing to share without Parquet.
+#[cfg(not(feature = "parquet"))]
+pub(crate) type PageMemory = ();
+
+/// The shared page memory of an export written with `options`.
+pub(crate) fn page_memory(options: &ExportOptions) -> PageMemory {
+    #[cfg(feature = "parquet")]
+    return crate::spill::PageMemory::new(options.row_group_memory);
+    #[cfg(not(feature = "parquet"))]
+    let _ = options;
+}
+
 /// One table being written.
 #[cfg_attr(
     not(any(
@@ -80,20 +95,23 @@ pub(crate) fn check_format(format: TableFormat) -> Result<(), Error> {
 impl Sink {
     /// Creates the temporary file for `path` and starts a table of `schema` in it.
     /// `first`, the table's first batch when known, lets Parquet leave out dictionaries that
-    /// would not pay.
+    /// would not pay. Parquet pages in progress count against `pages`.
     pub(crate) fn create(
         path: &Path,
         schema: &SchemaRef,
         options: &ExportOptions,
         first: Option<&RecordBatch>,
+        pages: &PageMemory,
     ) -> Result<Self, Error> {
         check_format(options.format)?;
+        #[cfg(not(feature = "parquet"))]
+        let _ = (first, pages);
         let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
-            TableFormat::Parquet => {
-                Inner::Parquet(Box::new(parquet_table(path, file, schema, options, first)?))
-            }
+            TableFormat::Parquet => Inner::Parquet(Box::new(parquet_table(
+                path, file, schema, options, first, pages,
+            )?)),
             #[cfg(feature = "csv")]
             TableFormat::Csv => Inner::Csv(Box::new(
                 crate::csv::CsvSink::new(file, schema, &options.csv)
@@ -141,9 +159,9 @@ impl Sink {
     }
 
     /// Bytes of memory held by a Parquet row group not yet written (0 for other formats):
-    /// parquet-rs's estimate of what its column writers hold (pages, dictionaries, values not
-    /// yet encoded), not of the row group's encoded size, which is smaller and let 1 GB of
-    /// USVLOG peak at 315-325 MB.
+    /// parquet-rs's estimate of what its column writers hold (pages kept in memory,
+    /// dictionaries, values not yet encoded), not of the row group's encoded size, which
+    /// counts spilled pages too.
     pub(crate) fn pending_bytes(&self) -> usize {
         match &self.inner {
             #[cfg(feature = "parquet")]
@@ -287,6 +305,7 @@ fn parquet_table(
     schema: &SchemaRef,
     options: &ExportOptions,
     first: Option<&RecordBatch>,
+    pages: &PageMemory,
 ) -> Result<ParquetTable, Error> {
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::file::metadata::KeyValue;
@@ -359,7 +378,8 @@ fn parquet_table(
     let pending = options.pending_metadata.clone();
     let writer_options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
         .with_properties(props)
-        .with_skip_arrow_metadata(pending.is_some());
+        .with_skip_arrow_metadata(pending.is_some())
+        .with_page_store_factory(crate::spill::TablePages::new(pages, path));
     let writer =
         parquet::arrow::ArrowWriter::try_new_with_options(file, schema.clone(), writer_options)
             .map_err(parquet_error)?;

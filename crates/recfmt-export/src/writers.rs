@@ -58,9 +58,11 @@ struct Shared {
     in_flight: Vec<AtomicUsize>,
     /// Batches queued at each worker.
     queued: Vec<AtomicUsize>,
-    /// Bytes each stream's Parquet row group in progress holds ([`ExportOptions::ROW_GROUP_BUDGET`]
-    /// bounds their sum).
+    /// Bytes of memory each stream's Parquet row group in progress holds
+    /// ([`ExportOptions::ROW_GROUP_BUDGET`] bounds their sum).
     pending: Vec<AtomicUsize>,
+    /// The bound of the Parquet pages all tables hold in memory.
+    pages: crate::sink::PageMemory,
     options: ExportOptions,
 }
 
@@ -90,6 +92,7 @@ impl Writers {
             queued: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             pending: (0..streams).map(|_| AtomicUsize::new(0)).collect(),
             plans,
+            pages: crate::sink::page_memory(options),
             options: options.clone(),
         });
         let mut senders = Vec::with_capacity(workers);
@@ -240,7 +243,7 @@ fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
         Some(table) => table,
         // Parquet settles its dictionaries on the first batch.
         None => guard.insert(Open {
-            sink: Sink::create(&plan.path, &schema, options, record.as_ref())?,
+            sink: Sink::create(&plan.path, &schema, options, record.as_ref(), &shared.pages)?,
             schema,
             rows: 0,
             line: String::new(),
@@ -264,13 +267,15 @@ fn write_batch(shared: &Shared, batch: StreamBatch) -> Result<(), Error> {
 }
 
 /// While the row groups in progress of all tables hold more than
-/// [`ExportOptions::ROW_GROUP_BUDGET`], writes the largest one now. `own` is the table this
+/// [`ExportOptions::ROW_GROUP_BUDGET`] beside their pages kept in memory
+/// ([`ExportOptions::row_group_memory`]), writes the largest one now. `own` is the table this
 /// worker holds (stream `index`); another table is only taken when no worker is writing it, so
 /// workers never wait for each other here.
 fn keep_row_groups_in_budget(shared: &Shared, index: usize, own: &mut Sink) -> Result<(), Error> {
+    let budget = ExportOptions::ROW_GROUP_BUDGET.saturating_add(shared.options.row_group_memory);
     loop {
         let sizes = shared.pending.iter().map(|p| p.load(Ordering::Acquire));
-        if sizes.clone().sum::<usize>() <= ExportOptions::ROW_GROUP_BUDGET {
+        if sizes.clone().sum::<usize>() <= budget {
             return Ok(());
         }
         let Some((largest, _)) = sizes.enumerate().max_by_key(|&(_, size)| size) else {
