@@ -70,6 +70,16 @@ pub fn recfmt(args: &[&str]) -> Output {
         .expect("run recfmt")
 }
 
+/// Fails the test unless `output` (of a command run for `what`) succeeded, showing its stderr.
+#[track_caller]
+pub fn assert_success(output: &Output, what: &str) {
+    assert!(
+        output.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// A Python interpreter that can import `modules`, or `None` (a CI run panics instead).
 ///
 /// `cargo xtask ci` sets `RECFMT_PYTHON` to a virtualenv with the interop packages.

@@ -1,11 +1,11 @@
 //! One conversion on one thread and on several gives the same values (issue 24): the USVLOG
 //! decoding threads, the table writers and the HDF5 compressors only change who does the
 //! work. CSV and HDF5 files are compared byte for byte; Parquet tables value for value (their
-//! row groups may be cut at other rows, since the writers share a memory budget).
+//! row groups may be cut at other rows when the writers' shared memory budget runs out).
 
 use std::path::Path;
 
-use recfmt_tests::{python_with, recfmt};
+use recfmt_tests::{assert_success, python_with, recfmt};
 
 fn convert(session: &Path, layout: &Path, to: &str, out: &Path, threads: Option<&str>) {
     let mut args = vec![
@@ -22,11 +22,7 @@ fn convert(session: &Path, layout: &Path, to: &str, out: &Path, threads: Option<
         args.extend(["--threads", n]);
     }
     let run = recfmt(&args);
-    assert!(
-        run.status.success(),
-        "{to} with {threads:?} threads: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&run, &format!("{to} with {threads:?} threads"));
 }
 
 /// The files of `dir`, sorted by name, with their bytes.
@@ -120,9 +116,5 @@ print(rows)
         .args(&parquet)
         .output()
         .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_success(&check, "the Python check");
 }

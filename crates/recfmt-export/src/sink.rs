@@ -64,6 +64,12 @@ enum Inner {
     Ndjson(Box<AtomicFile>, Option<crate::json::RowWriter>),
 }
 
+/// Whether tables of `format` take [`ExportOptions::pending_metadata`] when they are finished
+/// (Parquet, in its footer) instead of waiting for it when they are opened with their schema.
+pub(crate) fn takes_pending_metadata_at_finish(format: TableFormat) -> bool {
+    format == TableFormat::Parquet
+}
+
 /// Fails when this build of the crate leaves `format` out.
 pub(crate) fn check_format(format: TableFormat) -> Result<(), Error> {
     let available = match format {
@@ -374,7 +380,8 @@ fn parquet_table(
     }
     let props = props.build();
     let file = FooterTail::new(file, &parquet_schema);
-    // With metadata still pending, `ARROW:schema` is written with it, at the footer.
+    // With metadata still pending, `ARROW:schema` is written with it, at the footer
+    // (`takes_pending_metadata_at_finish`).
     let pending = options.pending_metadata.clone();
     let writer_options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
         .with_properties(props)

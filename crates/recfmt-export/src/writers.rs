@@ -297,8 +297,9 @@ fn write_batch(shared: &Shared, batch: StreamBatch, guard: &mut Option<Open>) ->
     let batch_rows = batch.rows();
     let schema = match guard.as_ref() {
         Some(table) => table.schema.clone(),
-        // Parquet takes the pending metadata when it writes its footer: no wait here.
-        None if options.format == TableFormat::Parquet => plan.schema.clone(),
+        None if crate::sink::takes_pending_metadata_at_finish(options.format) => {
+            plan.schema.clone()
+        }
         None => table_schema(plan, options)?,
     };
     let (record, text_rows) = if options.format == TableFormat::Ndjson {
