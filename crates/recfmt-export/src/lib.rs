@@ -501,7 +501,8 @@ pub fn export_hdf5(
         .collect();
 
     // Decoding here; building, compressing and writing chunks on the writer's thread.
-    let (queue, batches_in) = std::sync::mpsc::sync_channel::<recfmt_core::StreamBatch>(4);
+    let (queue, batches_in) =
+        std::sync::mpsc::sync_channel::<recfmt_core::StreamBatch>(HDF5_QUEUE_DEPTH);
     let encoder = std::thread::spawn(move || -> Result<hdf5::Hdf5Writer, Error> {
         let mut writer = writer;
         for batch in batches_in {
@@ -544,6 +545,12 @@ pub fn export_hdf5(
     progress(done, total);
     Ok(ExportReport { outputs })
 }
+
+/// Batches queued for the HDF5 writer's thread before decoding waits. Batches come in bursts,
+/// one per stream whenever a batch set fills: with room for 4, decoding waited out each burst
+/// and the writer then waited for the next (a 400 MB session of 15 streams took 0.67 s; 0.60 s
+/// with 16, at 10-15 MB more peak memory).
+const HDF5_QUEUE_DEPTH: usize = 16;
 
 /// Reads `reader` to the end in `batches`, handing every batch ready to be written to `send`
 /// (which returns false to stop early) and reporting progress after each.
