@@ -550,6 +550,7 @@ pub fn export_hdf5(
 /// one per stream whenever a batch set fills: with room for 4, decoding waited out each burst
 /// and the writer then waited for the next (a 400 MB session of 15 streams took 0.67 s; 0.60 s
 /// with 16, at 10-15 MB more peak memory).
+#[cfg(feature = "hdf5")]
 const HDF5_QUEUE_DEPTH: usize = 16;
 
 /// Reads `reader` to the end in `batches`, handing every batch ready to be written to `send`

@@ -8,7 +8,7 @@
 //! they come back one page at a time). The file holds the same bytes either way.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -130,9 +130,11 @@ impl ColumnPages {
             }),
         };
         let offset = spill.end;
+        // The file's position is shared by the table's columns: set it for each page.
         spill
             .file
-            .write_all_at(value, offset)
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| spill.file.write_all(value))
             .map_err(|e| spill_error(&self.dir, e))?;
         spill.end += value.len() as u64;
         spill.outstanding += value.len() as u64;
@@ -152,7 +154,8 @@ impl ColumnPages {
         let mut buf = vec![0; len];
         spill
             .file
-            .read_exact_at(&mut buf, offset)
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| spill.file.read_exact(&mut buf))
             .map_err(|e| spill_error(&self.dir, e))?;
         spill.outstanding = spill.outstanding.saturating_sub(len as u64);
         if spill.outstanding == 0 {
