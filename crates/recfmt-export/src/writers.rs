@@ -218,6 +218,7 @@ impl Drop for Writers {
 /// batch), then, once the queue closes, finishes tables no other worker has taken. On an
 /// error it marks the export failed and stops.
 fn work(shared: &Shared) -> Result<(), Error> {
+    let _panic = FailOnPanic(shared);
     while let Some((batch, mut table)) = next_batch(shared) {
         let result = write_batch(shared, batch, &mut table);
         drop(table);
@@ -258,18 +259,46 @@ fn work(shared: &Shared) -> Result<(), Error> {
     }
 }
 
+/// Marks the export failed when a worker panics, so that nobody waits for a batch whose table
+/// it held (the sender for room in the queue, the other workers for the table).
+struct FailOnPanic<'a>(&'a Shared);
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail();
+        }
+    }
+}
+
 /// The oldest queued batch whose table no worker holds, with that table locked; `None` once
 /// the queue is closed and empty, or the export failed.
 fn next_batch(shared: &Shared) -> Option<(StreamBatch, MutexGuard<'_, Option<Open>>)> {
+    use std::sync::TryLockError;
     let mut queue = shared.queue();
     loop {
         if queue.failed {
             return None;
         }
+        let mut poisoned = false;
         let free = queue.batches.iter().enumerate().find_map(|(i, batch)| {
-            let table = shared.tables.get(batch.stream())?.try_lock().ok()?;
-            Some((i, table))
+            match shared.tables.get(batch.stream())?.try_lock() {
+                Ok(table) => Some((i, table)),
+                Err(TryLockError::WouldBlock) => None,
+                Err(TryLockError::Poisoned(_)) => {
+                    // A worker panicked writing this table: the export has failed.
+                    poisoned = true;
+                    None
+                }
+            }
         });
+        if poisoned {
+            queue.failed = true;
+            drop(queue);
+            shared.room.notify_all();
+            shared.ready.notify_all();
+            return None;
+        }
         if let Some((i, table)) = free {
             let batch = queue.batches.remove(i)?;
             drop(queue);
