@@ -9,8 +9,8 @@
 //! `xtask/compare.py` then loads recfmt's Parquet output into memory as decoded columns (not
 //! timed) and times pyarrow.parquet, pyarrow.csv and h5py writing the same tables. Every figure
 //! is the best of [`RUNS`] runs, each into a fresh output path that is deleted afterwards.
-//! The white-noise and random-walk sessions of issue 24 are timed the same way for Parquet and
-//! CSV.
+//! The white-noise and random-walk sessions of issue 24 are timed the same way for Parquet, CSV
+//! and HDF5.
 //!
 //! Prints a Markdown table with the ratios and the goals of issue 11. A missed goal is reported,
 //! not a failure: this is a measurement.
@@ -175,6 +175,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     // Issue 24: the same Parquet and CSV comparisons on white-noise and random-walk sessions.
     let mut signal_lines = Vec::new();
     let mut signal_csv = Vec::new();
+    let mut signal_hdf5 = Vec::new();
     // With `--baseline`: the CSV of these sessions by both binaries, timed in turns.
     let mut signal_before_after = Vec::new();
     for (kind, name) in [
@@ -214,6 +215,19 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 vec![cmd]
             },
         )?;
+        let hdf5 = best_of(
+            &format!("recfmt --to hdf5 ({name})"),
+            &out,
+            &format!("{label}-hdf5"),
+            false,
+            |target| {
+                let mut cmd = Command::new(&recfmt);
+                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+                cmd.args(["--to", "hdf5", "-o"])
+                    .arg(target.join("recording.h5"));
+                vec![cmd]
+            },
+        )?;
         if let Some(baseline) = &baseline_bin {
             let binaries = [baseline.as_path(), recfmt.as_path()];
             let what = format!("`convert --to csv` ({name})");
@@ -227,22 +241,24 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             signal_before_after.push((what, times));
         }
         let kept = out.join(format!("{label}-kept"));
-        let py = python_writers(&python, &kept, &out.join("python"), true)?;
+        let py = python_writers(&python, &kept, &out.join("python"), false)?;
         std::fs::remove_dir_all(&kept)?;
         let get = |key: &str| py.get(key).and_then(serde_json::Value::as_f64);
-        let (Some(d), Some(n), Some(dc), Some(nc), Some(py_csv)) = (
+        let (Some(d), Some(n), Some(dc), Some(nc), Some(py_csv), Some(py_hdf5)) = (
             get("parquet_dict"),
             get("parquet_nodict"),
             get("parquet_dict_cpu"),
             get("parquet_nodict_cpu"),
             get("csv"),
+            get("hdf5"),
         ) else {
-            bail!("compare.py printed no Parquet or CSV timings for the {name} session");
+            bail!("compare.py printed no Parquet, CSV or HDF5 timings for the {name} session");
         };
         let (py_wall, py_cpu) = if d <= n { (d, dc) } else { (n, nc) };
         let bytes = std::fs::metadata(dir.join("timeseries.bin"))?.len();
         signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu));
         signal_csv.push((name, bytes, csv, py_csv));
+        signal_hdf5.push((name, bytes, hdf5, py_hdf5, 1.5));
     }
     let lines = [
         Line {
@@ -406,6 +422,33 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             "| {name} ({:.0} MB) | {recfmt_s:.3} | {py_s:.3} | {ratio:.2}x | {} |",
             bytes as f64 / 1e6,
             if ratio >= 2.5 {
+                "goal met"
+            } else {
+                "goal missed"
+            }
+        );
+    }
+    println!(
+        "\nHDF5 against h5py (gzip-1 + shuffle, 65,535-row chunks) writing the decoded columns, \
+         best of {RUNS}; goals of issue 24: >= 1.0x on the `bench compare` session, >= 1.5x on \
+         the signal sessions\n"
+    );
+    println!("| session | recfmt s | h5py s | ratio h5py/recfmt | goal | |");
+    println!("|---|---|---|---|---|---|");
+    let hdf5_rows = std::iter::once((
+        "`bench compare` session",
+        input_bytes,
+        hdf5,
+        secs("hdf5")?,
+        1.0,
+    ))
+    .chain(signal_hdf5.iter().copied());
+    for (name, bytes, recfmt_s, py_s, goal) in hdf5_rows {
+        let ratio = py_s / recfmt_s;
+        println!(
+            "| {name} ({:.0} MB) | {recfmt_s:.3} | {py_s:.3} | {ratio:.2}x | >= {goal:.1}x | {} |",
+            bytes as f64 / 1e6,
+            if ratio >= goal {
                 "goal met"
             } else {
                 "goal missed"
