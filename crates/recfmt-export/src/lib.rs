@@ -461,7 +461,7 @@ fn export_tables_locked(
         .collect();
 
     // Decoding here, encoding on the writers' threads.
-    let mut writers = writers::Writers::start(plans, options);
+    let mut writers = writers::Writers::start(plans, options)?;
     let batches = BatchSet::new(&schema, options.batch_rows);
     read_all_batches(reader, batches, progress, &mut |batch| {
         writers.send(batch).map(|()| true)

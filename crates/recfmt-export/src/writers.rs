@@ -105,7 +105,7 @@ pub(crate) struct Writers {
 
 impl Writers {
     /// Starts the workers for the tables of `plans` (indexed by stream).
-    pub(crate) fn start(plans: Vec<TablePlan>, options: &ExportOptions) -> Writers {
+    pub(crate) fn start(plans: Vec<TablePlan>, options: &ExportOptions) -> Result<Writers, Error> {
         let per_core = || std::thread::available_parallelism().map_or(1, |n| n.get());
         let workers = match options.threads {
             0 => per_core(),
@@ -127,13 +127,20 @@ impl Writers {
             plans,
             options: options.clone(),
         });
-        let handles = (0..workers)
-            .map(|_| {
-                let shared = Arc::clone(&shared);
-                std::thread::spawn(move || work(&shared))
-            })
-            .collect();
-        Writers { shared, handles }
+        let mut writers = Writers {
+            shared,
+            handles: Vec::with_capacity(workers),
+        };
+        for worker in 0..workers {
+            let shared = Arc::clone(&writers.shared);
+            // Named, so that a profile tells the writers from the decoding threads.
+            let handle = std::thread::Builder::new()
+                .name(format!("table-writer-{worker}"))
+                .spawn(move || work(&shared))
+                .map_err(|e| Error::Invalid(format!("starting a table writer thread: {e}")))?;
+            writers.handles.push(handle);
+        }
+        Ok(writers)
     }
 
     /// Queues a batch for the writers; waits while the queue is full.
