@@ -191,52 +191,40 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             recfmt_tlv::generate::write_signal_session(&dir, steps, kind)?;
         }
         let layout = dir.join("layouts.toml");
+        // `binary convert --layout L SESSION --to FORMAT -o OUTPUT`.
+        let convert = |binary: &Path, to: &str, output: &Path| {
+            let mut cmd = Command::new(binary);
+            cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+            cmd.args(["--to", to, "-o"]).arg(output);
+            cmd
+        };
         let (wall, cpu) = best_of_cpu(
             &format!("recfmt --to parquet ({name})"),
             &out,
             &label,
             true,
-            |target| {
-                let mut cmd = Command::new(&recfmt);
-                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                cmd.args(["--to", "parquet", "-o"]).arg(target);
-                vec![cmd]
-            },
+            |target| vec![convert(&recfmt, "parquet", target)],
         )?;
         let csv = best_of(
             &format!("recfmt --to csv ({name})"),
             &out,
             &format!("{label}-csv"),
             false,
-            |target| {
-                let mut cmd = Command::new(&recfmt);
-                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                cmd.args(["--to", "csv", "-o"]).arg(target);
-                vec![cmd]
-            },
+            |target| vec![convert(&recfmt, "csv", target)],
         )?;
         let hdf5 = best_of(
             &format!("recfmt --to hdf5 ({name})"),
             &out,
             &format!("{label}-hdf5"),
             false,
-            |target| {
-                let mut cmd = Command::new(&recfmt);
-                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                cmd.args(["--to", "hdf5", "-o"])
-                    .arg(target.join("recording.h5"));
-                vec![cmd]
-            },
+            |target| vec![convert(&recfmt, "hdf5", &target.join("recording.h5"))],
         )?;
         if let Some(baseline) = &baseline_bin {
             let binaries = [baseline.as_path(), recfmt.as_path()];
             let what = format!("`convert --to csv` ({name})");
             let times =
                 best_of_alternating(&what, &out, &format!("{label}-csv"), |which, target| {
-                    let mut cmd = Command::new(binaries[which]);
-                    cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                    cmd.args(["--to", "csv", "-o"]).arg(target);
-                    cmd
+                    convert(binaries[which], "csv", target)
                 })?;
             signal_before_after.push((what, times));
         }
