@@ -112,6 +112,8 @@ impl Sink {
         check_format(options.format)?;
         #[cfg(not(feature = "parquet"))]
         let _ = (first, pages);
+        #[cfg(not(any(feature = "parquet", feature = "csv", feature = "ipc")))]
+        let _ = schema;
         let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
@@ -156,9 +158,12 @@ impl Sink {
                 .write(batch)
                 .map_err(|e| Error::arrow(Some(&self.path), e)),
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(..) => Err(Error::Invalid(
-                "NDJSON tables are written row by row, not from batches".into(),
-            )),
+            Inner::Ndjson(..) => {
+                let _ = batch;
+                Err(Error::Invalid(
+                    "NDJSON tables are written row by row, not from batches".into(),
+                ))
+            }
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }
