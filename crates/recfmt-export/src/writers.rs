@@ -288,7 +288,14 @@ fn next_batch(shared: &Shared) -> Option<(StreamBatch, MutexGuard<'_, Option<Ope
             return None;
         }
         let mut poisoned = false;
+        // Only a stream's oldest queued batch may be taken: a table that was busy when its
+        // oldest batch was looked at may be released before a later one is.
+        let mut seen = vec![false; shared.tables.len()];
         let free = queue.batches.iter().enumerate().find_map(|(i, batch)| {
+            let first = seen.get_mut(batch.stream())?;
+            if std::mem::replace(first, true) {
+                return None;
+            }
             match shared.tables.get(batch.stream())?.try_lock() {
                 Ok(table) => Some((i, table)),
                 Err(TryLockError::WouldBlock) => None,
