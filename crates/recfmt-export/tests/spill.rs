@@ -71,9 +71,15 @@ fn recording() -> MemoryRecording {
 }
 
 fn tables(row_group_memory: usize) -> Vec<Vec<u8>> {
+    tables_with(row_group_memory, 4096, 0)
+}
+
+/// The two tables' bytes, written with `batch_rows` per batch by `threads` writers.
+fn tables_with(row_group_memory: usize, batch_rows: usize, threads: usize) -> Vec<Vec<u8>> {
     let dir = tempfile::tempdir().unwrap();
     let mut options = ExportOptions::new(TableFormat::Parquet);
-    options.batch_rows = 4096;
+    options.batch_rows = batch_rows;
+    options.threads = threads;
     options.row_group_rows = 100_000;
     options.row_group_memory = row_group_memory;
     export_tables(&mut recording(), dir.path(), &options, &mut |_, _| {}).unwrap();
@@ -103,5 +109,21 @@ fn tables_are_the_same_bytes_whether_pages_wait_in_memory_or_on_disk() {
     for (name, memory) in [("on disk", 0), ("partly on disk", 1 << 20)] {
         let tables = tables(memory);
         assert!(tables == in_memory, "the tables differ with pages {name}");
+    }
+}
+
+/// Parquet's bytes do not depend on how many writers share the tables (pages, row groups and
+/// spilled pages alike). The race of taking a stream's batches out of order is caught by
+/// `csv_tables_from_many_small_batches_equal_one_batch` (`export.rs`), whose recording keeps
+/// the queue fuller than this one does.
+#[test]
+fn two_writers_write_the_same_tables_as_one() {
+    let one = tables_with(1 << 20, 500, 1);
+    for attempt in 0..2 {
+        let two = tables_with(1 << 20, 500, 2);
+        assert!(
+            two == one,
+            "the tables differ with two writers (attempt {attempt})"
+        );
     }
 }
