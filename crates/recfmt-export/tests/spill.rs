@@ -112,8 +112,8 @@ fn tables_are_the_same_bytes_whether_pages_wait_in_memory_or_on_disk() {
     }
 }
 
-/// Parquet's bytes do not depend on how many writers share the tables (pages, row groups and
-/// spilled pages alike). The race of taking a stream's batches out of order is caught by
+/// Parquet's bytes do not depend on how many writers share the tables while no memory bound
+/// cuts a row group early (as here: pages, row groups and spilled pages alike). The race of taking a stream's batches out of order is caught by
 /// `csv_tables_from_many_small_batches_equal_one_batch` (`export.rs`), whose recording keeps
 /// the queue fuller than this one does.
 #[test]
