@@ -113,7 +113,19 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     ("scipy.io", "scipy"),
 ];
 
-fn main() -> Result<()> {
+/// Runs the task; a failure is printed as its chain of causes, without a backtrace, so that the
+/// reason is the last thing in a CI log (CI shows a long log's head and tail only).
+fn main() -> std::process::ExitCode {
+    match task() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn task() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     std::env::set_current_dir(project_root())?;
     match args.first().map(String::as_str) {

@@ -65,7 +65,11 @@ pub fn test_workspace(envs: &[(&str, &Path)], jobs: usize) -> Result<()> {
                     let output = run_exe(&exe, envs);
                     let ok = report(&exe, &output, begun.elapsed());
                     if !ok && let Ok(mut failed) = failed.lock() {
-                        failed.push(format!("{} ({})", exe.name, exe.package));
+                        let tests = match &output {
+                            Ok(output) => failed_tests(&String::from_utf8_lossy(&output.stdout)),
+                            Err(e) => format!("    could not start it: {e}\n"),
+                        };
+                        failed.push(format!("  {} ({})\n{tests}", exe.name, exe.package));
                     }
                 }
             });
@@ -77,9 +81,40 @@ pub fn test_workspace(envs: &[(&str, &Path)], jobs: usize) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     if !failed.is_empty() {
-        bail!("test executables failed: {}", failed.join(", "));
+        // Again at the very end, short: CI shows only the head and the tail of a long log.
+        eprintln!("xtask: FAILED test executables:\n{}", failed.concat());
+        bail!("{} test executable(s) failed", failed.len());
     }
     Ok(())
+}
+
+/// The failed tests in a libtest output, each with the first lines of its panic message.
+fn failed_tests(stdout: &str) -> String {
+    /// Lines of each test's panic message kept in the summary.
+    const MESSAGE_LINES: usize = 4;
+    let mut summary = String::new();
+    let mut lines = stdout.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line
+            .strip_prefix("---- ")
+            .and_then(|l| l.strip_suffix(" stdout ----"))
+        else {
+            continue;
+        };
+        summary.push_str(&format!("    {name}\n"));
+        for message in lines
+            .by_ref()
+            .skip_while(|l| !l.contains("panicked at"))
+            .take(MESSAGE_LINES)
+        {
+            summary.push_str(&format!("      {message}\n"));
+        }
+    }
+    if summary.is_empty() {
+        // No panic section: a crash, a timeout or a failure outside a test.
+        summary.push_str("    (no failed test named: see its output above)\n");
+    }
+    summary
 }
 
 /// `cargo test --workspace --all-targets --no-run`, returning the executables it built.
@@ -234,6 +269,19 @@ mod tests {
             Some("recfmt-tests")
         );
         assert_eq!(package_name("no fragment"), None);
+    }
+
+    #[test]
+    fn failed_tests_are_named_with_their_panic() {
+        let stdout = "running 2 tests\ntest a ... ok\ntest b::c ... FAILED\n\nfailures:\n\n\
+                      ---- b::c stdout ----\n\nthread 'b::c' panicked at tests/x.rs:3:5:\n\
+                      rows differ\nleft: 1\nright: 2\nmore\nand more\n\nfailures:\n    b::c\n";
+        assert_eq!(
+            failed_tests(stdout),
+            "    b::c\n      thread 'b::c' panicked at tests/x.rs:3:5:\n      rows differ\n\
+             \x20     left: 1\n      right: 2\n"
+        );
+        assert!(failed_tests("crashed").contains("no failed test named"));
     }
 
     #[test]
