@@ -229,7 +229,10 @@ fn work(shared: &Shared) -> Result<(), Error> {
     while let Some((batch, mut table)) = next_batch(shared) {
         let result = write_batch(shared, batch, &mut table);
         drop(table);
-        // Its next batch may be waiting for the table just released.
+        // Its next batch may be waiting for the table just released. Taking the queue's lock
+        // first: a worker that found the table busy is then either waiting, and woken, or not
+        // yet scanning, and sees it free (no wakeup lost between its scan and its wait).
+        drop(shared.queue());
         shared.ready.notify_all();
         if let Err(e) = result {
             shared.fail();
@@ -413,6 +416,10 @@ fn keep_row_groups_in_budget(shared: &Shared, index: usize, own: &mut Sink) -> R
             None => 0,
         };
         shared.pending[largest].store(written, Ordering::Release);
+        drop(guard);
+        // A worker may have found this table busy and be waiting for it (see `work`).
+        drop(shared.queue());
+        shared.ready.notify_all();
     }
 }
 
