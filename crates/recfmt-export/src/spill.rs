@@ -50,12 +50,16 @@ impl PageMemory {
 /// The page stores of one table: its share of [`PageMemory`] and its spill file, made when the
 /// first page does not fit.
 #[derive(Debug)]
-pub(crate) struct TablePages {
+pub(crate) struct TablePages(Arc<TableSpill>);
+
+/// What the column chunks of one table share.
+#[derive(Debug)]
+struct TableSpill {
     memory: Arc<PageMemory>,
     /// The directory the spill file goes to: the output's, so a full disk shows there and no
     /// page is written to a RAM-backed `/tmp`.
     dir: PathBuf,
-    spill: Arc<Mutex<Option<SpillFile>>>,
+    spill: Mutex<Option<SpillFile>>,
 }
 
 impl TablePages {
@@ -64,20 +68,18 @@ impl TablePages {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        Arc::new(TablePages {
+        Arc::new(TablePages(Arc::new(TableSpill {
             memory: Arc::clone(memory),
             dir,
-            spill: Arc::new(Mutex::new(None)),
-        })
+            spill: Mutex::new(None),
+        })))
     }
 }
 
 impl PageStoreFactory for TablePages {
     fn create(&self, _args: &PageStoreArgs<'_>) -> Result<Box<dyn PageStore>> {
         Ok(Box::new(ColumnPages {
-            memory: Arc::clone(&self.memory),
-            dir: self.dir.clone(),
-            spill: Arc::clone(&self.spill),
+            table: Arc::clone(&self.0),
             pages: Vec::new(),
             resident: 0,
         }))
@@ -104,9 +106,7 @@ enum Page {
 
 /// The pages of one column chunk in progress.
 struct ColumnPages {
-    memory: Arc<PageMemory>,
-    dir: PathBuf,
-    spill: Arc<Mutex<Option<SpillFile>>>,
+    table: Arc<TableSpill>,
     pages: Vec<Page>,
     /// Bytes of `pages` in memory (counted in [`PageMemory`]).
     resident: usize,
@@ -114,7 +114,8 @@ struct ColumnPages {
 
 impl ColumnPages {
     fn spill_file(&self) -> Result<MutexGuard<'_, Option<SpillFile>>> {
-        self.spill
+        self.table
+            .spill
             .lock()
             .map_err(|_| ParquetError::General("a Parquet writer thread panicked".into()))
     }
@@ -124,7 +125,8 @@ impl ColumnPages {
         let spill = match guard.as_mut() {
             Some(spill) => spill,
             None => guard.insert(SpillFile {
-                file: tempfile::tempfile_in(&self.dir).map_err(|e| spill_error(&self.dir, e))?,
+                file: tempfile::tempfile_in(&self.table.dir)
+                    .map_err(|e| spill_error(&self.table.dir, e))?,
                 end: 0,
                 outstanding: 0,
             }),
@@ -135,7 +137,7 @@ impl ColumnPages {
             .file
             .seek(SeekFrom::Start(offset))
             .and_then(|_| spill.file.write_all(value))
-            .map_err(|e| spill_error(&self.dir, e))?;
+            .map_err(|e| spill_error(&self.table.dir, e))?;
         spill.end += value.len() as u64;
         spill.outstanding += value.len() as u64;
         Ok(Page::Spilled {
@@ -156,14 +158,14 @@ impl ColumnPages {
             .file
             .seek(SeekFrom::Start(offset))
             .and_then(|_| spill.file.read_exact(&mut buf))
-            .map_err(|e| spill_error(&self.dir, e))?;
+            .map_err(|e| spill_error(&self.table.dir, e))?;
         spill.outstanding = spill.outstanding.saturating_sub(len as u64);
         if spill.outstanding == 0 {
             // Every spilled page is back: start the file over instead of growing it.
             spill
                 .file
                 .set_len(0)
-                .map_err(|e| spill_error(&self.dir, e))?;
+                .map_err(|e| spill_error(&self.table.dir, e))?;
             spill.end = 0;
         }
         Ok(Bytes::from(buf))
@@ -172,7 +174,7 @@ impl ColumnPages {
 
 impl PageStore for ColumnPages {
     fn put(&mut self, value: Bytes) -> Result<PageKey> {
-        let page = if self.memory.reserve(value.len()) {
+        let page = if self.table.memory.reserve(value.len()) {
             self.resident += value.len();
             Page::Memory(value)
         } else {
@@ -190,7 +192,7 @@ impl PageStore for ColumnPages {
         match std::mem::replace(slot, Page::Taken) {
             Page::Memory(value) => {
                 self.resident -= value.len();
-                self.memory.release(value.len());
+                self.table.memory.release(value.len());
                 Ok(value)
             }
             Page::Spilled { offset, len } => self.read_from_disk(offset, len),
@@ -209,7 +211,7 @@ impl PageStore for ColumnPages {
 impl Drop for ColumnPages {
     fn drop(&mut self) {
         // A chunk dropped unwritten (an error) gives its share of memory back.
-        self.memory.release(self.resident);
+        self.table.memory.release(self.resident);
     }
 }
 
@@ -229,9 +231,11 @@ mod tests {
 
     fn column(memory: &Arc<PageMemory>, dir: &Path) -> ColumnPages {
         ColumnPages {
-            memory: Arc::clone(memory),
-            dir: dir.to_path_buf(),
-            spill: Arc::new(Mutex::new(None)),
+            table: Arc::new(TableSpill {
+                memory: Arc::clone(memory),
+                dir: dir.to_path_buf(),
+                spill: Mutex::new(None),
+            }),
             pages: Vec::new(),
             resident: 0,
         }

@@ -172,7 +172,7 @@ impl Writers {
 
     /// Stops every worker and returns the first error one reported.
     fn stop_with_error(&mut self) -> Error {
-        self.shared.queue().failed = true;
+        self.shared.fail();
         self.join()
             .err()
             .unwrap_or_else(|| Error::Invalid("a table writer stopped early".into()))
@@ -216,7 +216,7 @@ impl Drop for Writers {
     fn drop(&mut self) {
         // On an error elsewhere the workers stop; the unrenamed temporary files are removed
         // when the tables are dropped.
-        self.shared.queue().failed = true;
+        self.shared.fail();
         let _ = self.join();
     }
 }
