@@ -132,3 +132,57 @@ fn duckdb_reads_one_second_of_a_long_stream_from_one_row_group() {
         "DuckDB read {read} of {size} bytes: {report}"
     );
 }
+
+/// `--row-group-memory` moves finished pages between memory and the temporary file beside the
+/// output; the tables come out the same bytes. A generated session with several pages per
+/// column and small row groups, so pages are put aside and taken back many times.
+#[test]
+fn pages_in_memory_or_beside_the_output_give_the_same_tables() {
+    let work = tempfile::tempdir().unwrap();
+    let session = work.path().join("session");
+    recfmt_tlv::generate::write_bench_session(&session, 6_000_000).unwrap();
+    let layout = session.join("layouts.toml");
+    let tables = |memory: &str| {
+        let out = work.path().join(format!("parquet-{memory}"));
+        convert(
+            &session,
+            &out,
+            &[
+                "--layout",
+                layout.to_str().unwrap(),
+                "--threads",
+                "1",
+                "--row-group-rows",
+                "50000",
+                "--row-group-memory",
+                memory,
+            ],
+        );
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| {
+                let path = e.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&path).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let in_memory = tables("1000000000");
+    assert!(in_memory.len() > 3, "one table per stream");
+    for memory in ["0", "65536"] {
+        let tables = tables(memory);
+        assert_eq!(
+            tables.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            in_memory.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            "only the tables are left in the folder (--row-group-memory {memory})"
+        );
+        for ((name, bytes), (_, expected)) in tables.iter().zip(&in_memory) {
+            assert!(
+                bytes == expected,
+                "{name} differs with --row-group-memory {memory}"
+            );
+        }
+    }
+}
