@@ -137,6 +137,26 @@ pub fn list_files(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The files directly in `dir`, sorted by name, each with its bytes: to compare two outputs
+/// byte for byte.
+pub fn files_with_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            let path = e.expect("a folder entry").path();
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (name, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Where the upstream samples are: `RECFMT_SAMPLES`, else `../shared/samples`. `None` (with a
 /// printed reason) when absent; a CI run fails instead.
 pub fn samples_dir() -> Option<PathBuf> {

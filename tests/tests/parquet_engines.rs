@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use recfmt_tests::{fixture, python_with, recfmt, workspace_root};
+use recfmt_tests::{files_with_bytes, fixture, python_with, recfmt, workspace_root};
 
 fn check_engines(python: &Path, args: &[&str]) -> String {
     let out = Command::new(python)
@@ -158,16 +158,7 @@ fn pages_in_memory_or_beside_the_output_give_the_same_tables() {
                 memory,
             ],
         );
-        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| {
-                let path = e.unwrap().path();
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                (name, std::fs::read(&path).unwrap())
-            })
-            .collect();
-        files.sort();
-        files
+        files_with_bytes(&out)
     };
     let in_memory = tables("1000000000");
     assert!(in_memory.len() > 3, "one table per stream");

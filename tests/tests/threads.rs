@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use recfmt_tests::{assert_success, python_with, recfmt};
+use recfmt_tests::{assert_success, files_with_bytes, python_with, recfmt};
 
 fn convert(session: &Path, layout: &Path, to: &str, out: &Path, threads: Option<&str>) {
     let mut args = vec![
@@ -23,20 +23,6 @@ fn convert(session: &Path, layout: &Path, to: &str, out: &Path, threads: Option<
     }
     let run = recfmt(&args);
     assert_success(&run, &format!("{to} with {threads:?} threads"));
-}
-
-/// The files of `dir`, sorted by name, with their bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 #[test]
@@ -69,7 +55,7 @@ fn one_thread_and_several_write_the_same_values() {
                     other.display()
                 );
             } else {
-                let (one, several) = (files(&outputs[0]), files(other));
+                let (one, several) = (files_with_bytes(&outputs[0]), files_with_bytes(other));
                 assert_eq!(one.len(), several.len());
                 assert!(one.len() > 10, "{} tables", one.len());
                 for ((name, a), (_, b)) in one.iter().zip(&several) {
