@@ -69,7 +69,7 @@ pub fn test_workspace(envs: &[(&str, &Path)], jobs: usize) -> Result<()> {
                             Ok(output) => failed_tests(&String::from_utf8_lossy(&output.stdout)),
                             Err(e) => format!("    could not start it: {e}\n"),
                         };
-                        failed.push(format!("  {} ({})\n{tests}", exe.name, exe.package));
+                        failed.push((exe, tests));
                     }
                 }
             });
@@ -80,12 +80,27 @@ pub fn test_workspace(envs: &[(&str, &Path)], jobs: usize) -> Result<()> {
         "xtask: test executables done in {:.0} s",
         started.elapsed().as_secs_f64()
     );
-    if !failed.is_empty() {
-        // Again at the very end, short: CI shows only the head and the tail of a long log.
-        eprintln!("xtask: FAILED test executables:\n{}", failed.concat());
-        bail!("{} test executable(s) failed", failed.len());
+    if failed.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    // Each failed executable runs once more, alone, only to say whether the failure depends
+    // on timing or load: the run fails either way.
+    let mut summary = String::new();
+    for (exe, tests) in &failed {
+        let again = run_exe(exe, envs).is_ok_and(|o| o.status.success());
+        let verdict = if again {
+            "passed when run again alone: a failure that depends on timing or load"
+        } else {
+            "failed again when run alone"
+        };
+        summary.push_str(&format!(
+            "  {} ({}): {verdict}\n{tests}",
+            exe.name, exe.package
+        ));
+    }
+    // Again at the very end, short: CI shows only the head and the tail of a long log.
+    eprintln!("xtask: FAILED test executables:\n{summary}");
+    bail!("{} test executable(s) failed", failed.len());
 }
 
 /// The failed tests in a libtest output, each with the first lines of its panic message.
