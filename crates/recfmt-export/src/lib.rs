@@ -223,6 +223,12 @@ pub struct ExportOptions {
     /// groups of 1 Mi rows over many streams do not raise peak memory; the files are the same
     /// byte for byte either way. `0` sends every page to disk.
     pub row_group_memory: usize,
+    /// Parquet: float columns (`f32`, `f64`, and their fixed-size arrays) in the
+    /// `BYTE_STREAM_SPLIT` encoding, each byte of the values stored together (as HDF5's
+    /// shuffle filter does): smooth signals compress several times smaller (the 400 MB bench
+    /// session: 169 MB to 32 MB) and the conversion takes less time. Off by default: pyarrow,
+    /// DuckDB (0.10 on), Spark (parquet-mr 1.12 on) and polars read it, older readers do not.
+    pub byte_stream_split: bool,
     /// Parquet compression (ignored for CSV).
     pub compression: ParquetCompression,
     /// CSV dialect (ignored for other formats).
@@ -272,6 +278,7 @@ impl ExportOptions {
             row_group_rows: Self::DEFAULT_ROW_GROUP_ROWS,
             row_group_bytes: Self::DEFAULT_ROW_GROUP_BYTES,
             row_group_memory: Self::DEFAULT_ROW_GROUP_MEMORY,
+            byte_stream_split: false,
             compression: ParquetCompression::default(),
             csv: CsvOptions::default(),
             metadata: Metadata::new(),

@@ -374,13 +374,18 @@ fn parquet_table(
     for column in parquet_schema.columns() {
         let path = column.path().parts();
         let unique = path.len() == 1 && unique_integers.contains(&path[0].as_str());
-        if unique
-            || matches!(
-                column.physical_type(),
-                parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
-            )
-        {
+        let float = matches!(
+            column.physical_type(),
+            parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
+        );
+        if unique || float {
             props = props.set_column_dictionary_enabled(column.path().clone(), false);
+        }
+        if float && options.byte_stream_split {
+            props = props.set_column_encoding(
+                column.path().clone(),
+                parquet::basic::Encoding::BYTE_STREAM_SPLIT,
+            );
         }
     }
     let props = props.build();

@@ -53,6 +53,10 @@ pub struct ConvertOptions {
     /// 8 MiB); the rest waits in a temporary file beside the output. See
     /// [`recfmt_export::ExportOptions::row_group_memory`].
     pub row_group_memory: usize,
+    /// Parquet: float columns in the `BYTE_STREAM_SPLIT` encoding (smaller files on smooth
+    /// signals; older readers cannot read it). See
+    /// [`recfmt_export::ExportOptions::byte_stream_split`].
+    pub byte_stream_split: bool,
     /// CSV field delimiter: one ASCII character, or `tab`.
     pub delimiter: String,
     /// CSV: a second header row with units.
@@ -105,6 +109,7 @@ impl Default for ConvertOptions {
             row_group_rows: ExportOptions::DEFAULT_ROW_GROUP_ROWS,
             row_group_bytes: ExportOptions::DEFAULT_ROW_GROUP_BYTES,
             row_group_memory: ExportOptions::DEFAULT_ROW_GROUP_MEMORY,
+            byte_stream_split: false,
             delimiter: ",".into(),
             units_row: false,
             streams: Vec::new(),
