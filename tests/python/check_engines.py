@@ -13,8 +13,8 @@
     check_engines.py split PLAIN_DIR SPLIT_DIR
         Every .parquet file of PLAIN_DIR has a twin in SPLIT_DIR (`--byte-stream-split`) that
         pyarrow reads with the same values, whose float columns (array elements included) are
-        BYTE_STREAM_SPLIT-encoded in every row group, and whose float columns DuckDB sums to the
-        same as the twin's. Prints `ok <file> <float columns>` per file, then
+        BYTE_STREAM_SPLIT-encoded in every row group, which polars reads equal to the twin,
+        and whose float columns DuckDB sums to the same as the twin's. Prints `ok <file> <float columns>` per file, then
         `bytes <PLAIN_DIR total> <SPLIT_DIR total>`.
 """
 
@@ -97,6 +97,7 @@ def window(path, start, end):
 
 def check_split(plain_dir, split_dir):
     import duckdb
+    import polars as pl
 
     plain_dir, split_dir = pathlib.Path(plain_dir), pathlib.Path(split_dir)
     sizes = [0, 0]
@@ -106,6 +107,7 @@ def check_split(plain_dir, split_dir):
         split = split_dir / plain.name
         a, b = pq.read_table(plain), pq.read_table(split)
         assert a.equals(b), plain.name
+        assert pl.read_parquet(plain).equals(pl.read_parquet(split)), plain.name
         metadata = pq.ParquetFile(split).metadata
         floats = set()
         for g in range(metadata.num_row_groups):

@@ -180,11 +180,11 @@ fn pages_in_memory_or_beside_the_output_give_the_same_tables() {
 }
 
 /// `--byte-stream-split`: float columns (array elements too) in the BYTE_STREAM_SPLIT
-/// encoding, which pyarrow and DuckDB read as the same values; on the generated session's
+/// encoding, which pyarrow, polars and DuckDB read as the same values; on the generated session's
 /// smooth signals the tables come out smaller.
 #[test]
-fn byte_stream_split_floats_read_the_same_in_pyarrow_and_duckdb() {
-    let Some(python) = python_with(&["pyarrow", "duckdb"]) else {
+fn byte_stream_split_floats_read_the_same_in_pyarrow_polars_and_duckdb() {
+    let Some(python) = python_with(&["pyarrow", "duckdb", "polars"]) else {
         return;
     };
     let work = tempfile::tempdir().unwrap();
