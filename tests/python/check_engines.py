@@ -14,8 +14,8 @@
         Every .parquet file of PLAIN_DIR has a twin in SPLIT_DIR (`--byte-stream-split`) that
         pyarrow reads with the same values, whose float columns (array elements included) are
         BYTE_STREAM_SPLIT-encoded in every row group, which polars reads equal to the twin,
-        and whose float columns DuckDB sums to the same as the twin's. Prints `ok <file> <float columns>` per file, then
-        `bytes <PLAIN_DIR total> <SPLIT_DIR total>`.
+        and whose float columns DuckDB sums to the same as the twin's. Prints
+        `ok <file> <float columns>` per file, then `bytes <PLAIN_DIR total> <SPLIT_DIR total>`.
 """
 
 import json

@@ -108,17 +108,15 @@ fn failed_tests(stdout: &str) -> String {
     /// Lines of each test's panic message kept in the summary.
     const MESSAGE_LINES: usize = 4;
     let mut summary = String::new();
-    let mut lines = stdout.lines();
-    while let Some(line) = lines.next() {
-        let Some(name) = line
-            .strip_prefix("---- ")
-            .and_then(|l| l.strip_suffix(" stdout ----"))
-        else {
+    // Each failed test's output is a section headed `---- NAME stdout ----`; its panic
+    // message is looked for inside its own section only.
+    for section in stdout.split("\n---- ").skip(1) {
+        let Some((name, output)) = section.split_once(" stdout ----") else {
             continue;
         };
         summary.push_str(&format!("    {name}\n"));
-        for message in lines
-            .by_ref()
+        for message in output
+            .lines()
             .skip_while(|l| !l.contains("panicked at"))
             .take(MESSAGE_LINES)
         {

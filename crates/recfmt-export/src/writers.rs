@@ -55,6 +55,9 @@ struct Queue {
     closed: bool,
     /// A worker failed: the others stop and the sender stops sending.
     failed: bool,
+    /// Scratch of [`next_batch`]'s scan, one flag per stream, kept to spare an allocation
+    /// per batch.
+    seen: Vec<bool>,
 }
 
 /// What the workers share: the plans, each stream's open table and the queue. Any worker takes
@@ -93,6 +96,14 @@ impl Shared {
     fn fail(&self) {
         self.queue().failed = true;
         self.room.notify_all();
+        self.ready.notify_all();
+    }
+
+    /// Wakes the workers after a table was released. The queue's lock is taken first: a
+    /// worker that found the table busy is then either waiting, and woken, or not yet
+    /// scanning, and sees it free (no wakeup lost between its scan and its wait).
+    fn table_released(&self) {
+        drop(self.queue());
         self.ready.notify_all();
     }
 }
@@ -229,11 +240,8 @@ fn work(shared: &Shared) -> Result<(), Error> {
     while let Some((batch, mut table)) = next_batch(shared) {
         let result = write_batch(shared, batch, &mut table);
         drop(table);
-        // Its next batch may be waiting for the table just released. Taking the queue's lock
-        // first: a worker that found the table busy is then either waiting, and woken, or not
-        // yet scanning, and sees it free (no wakeup lost between its scan and its wait).
-        drop(shared.queue());
-        shared.ready.notify_all();
+        // Its next batch may be waiting for the table just released.
+        shared.table_released();
         if let Err(e) = result {
             shared.fail();
             return Err(e);
@@ -293,8 +301,10 @@ fn next_batch(shared: &Shared) -> Option<(StreamBatch, MutexGuard<'_, Option<Ope
         let mut poisoned = false;
         // Only a stream's oldest queued batch may be taken: a table that was busy when its
         // oldest batch was looked at may be released before a later one is.
-        let mut seen = vec![false; shared.tables.len()];
-        let free = queue.batches.iter().enumerate().find_map(|(i, batch)| {
+        let Queue { batches, seen, .. } = &mut *queue;
+        seen.clear();
+        seen.resize(shared.tables.len(), false);
+        let free = batches.iter().enumerate().find_map(|(i, batch)| {
             let first = seen.get_mut(batch.stream())?;
             if std::mem::replace(first, true) {
                 return None;
@@ -417,9 +427,7 @@ fn keep_row_groups_in_budget(shared: &Shared, index: usize, own: &mut Sink) -> R
         };
         shared.pending[largest].store(written, Ordering::Release);
         drop(guard);
-        // A worker may have found this table busy and be waiting for it (see `work`).
-        drop(shared.queue());
-        shared.ready.notify_all();
+        shared.table_released();
     }
 }
 
