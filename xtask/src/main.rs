@@ -331,6 +331,7 @@ fn test(args: &[String]) -> Result<()> {
 }
 
 fn ci() -> Result<()> {
+    report_free_disk("at the start");
     ensure_java();
     ensure_octave();
     let python = python_env()?;
@@ -359,8 +360,44 @@ fn ci() -> Result<()> {
         dev: true,
         jobs: 2,
     })?;
+    report_free_disk("at the end");
     eprintln!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// Prints the space left on the disk that holds `target/` (`df`): a run that fills the disk
+/// fails in whatever writes next, far from the cause, so the log says how close it came.
+fn report_free_disk(when: &str) {
+    let target = project_root().join("target");
+    let _ = std::fs::create_dir_all(&target);
+    let free = Command::new("df")
+        .args(["-Pk"])
+        .arg(&target)
+        .output()
+        .ok()
+        .and_then(|out| {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let kib: u64 = text
+                .lines()
+                .nth(1)?
+                .split_whitespace()
+                .nth(3)?
+                .parse()
+                .ok()?;
+            Some(kib)
+        });
+    match free {
+        Some(kib) => {
+            let gib = kib as f64 / (1024.0 * 1024.0);
+            eprintln!("xtask ci: {gib:.1} GiB free on the disk of target/ {when}");
+            if gib < 5.0 {
+                eprintln!(
+                    "warning: less than 5 GiB free: the build and the tests may run out of disk"
+                );
+            }
+        }
+        None => eprintln!("xtask ci: could not read the free disk space ({when})"),
+    }
 }
 
 /// Builds the `recfmt` Python package as an abi3 wheel (`maturin build`, dev profile, in the
