@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use recfmt_tests::{files_with_bytes, fixture, python_with, recfmt, workspace_root};
+use recfmt_tests::{
+    assert_success, files_with_bytes, fixture, python_with, recfmt, workspace_root,
+};
 
 fn check_engines(python: &Path, args: &[&str]) -> String {
     let out = Command::new(python)
@@ -33,13 +35,7 @@ fn convert(input: &Path, out: &Path, extra: &[&str]) {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let run = recfmt(&args);
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&recfmt(&args), "recfmt convert --to parquet");
 }
 
 #[test]
