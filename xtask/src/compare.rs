@@ -10,12 +10,14 @@
 //! timed) and times pyarrow.parquet, pyarrow.csv and h5py writing the same tables. Every figure
 //! is the best of [`RUNS`] runs, each into a fresh output path that is deleted afterwards.
 //! The white-noise and random-walk sessions of issue 24 are timed the same way for Parquet, CSV
-//! and HDF5.
+//! and HDF5. parquet-rs writes the same loaded tables alone too (recfmt-export's
+//! `parquet_write_only` example, pyarrow's settings, one thread), so the encoder's own cost
+//! stands beside what the whole conversion adds to it.
 //!
 //! Prints a Markdown table with the ratios and the goals of issue 11. A missed goal is reported,
 //! not a failure: this is a measurement.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -51,14 +53,14 @@ impl Line {
 pub fn bench_compare(args: &[String]) -> Result<()> {
     const USAGE: &str = "usage: cargo xtask bench compare [--mb N] [--baseline RECFMT]";
     let mut mb = DEFAULT_MB;
-    let mut baseline_bin: Option<std::path::PathBuf> = None;
+    let mut baseline_bin: Option<PathBuf> = None;
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         let value = rest.next().context(USAGE)?;
         match flag.as_str() {
             "--mb" => mb = value.parse().context("--mb takes a whole number")?,
             "--baseline" => {
-                let path = std::path::PathBuf::from(value);
+                let path = PathBuf::from(value);
                 if !path.is_file() {
                     bail!("--baseline {value}: no such recfmt binary");
                 }
@@ -74,6 +76,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     crate::build_release_recfmt()?;
     let recfmt = root.join("target/release/recfmt");
+    let write_only = build_parquet_write_only()?;
     let python = python_env()?;
     let data = root.join("target/bench-data");
     let session = data.join(format!("usvlog-{mb}mb"));
@@ -171,6 +174,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     } else {
         "parquet_nodict_cpu"
     })?;
+    let rust_parquet = parquet_rs_alone(&write_only, &out.join("parquet-kept"), &out)?;
 
     // Issue 24: the same Parquet and CSV comparisons on white-noise and random-walk sessions.
     let mut signal_lines = Vec::new();
@@ -230,6 +234,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         }
         let kept = out.join(format!("{label}-kept"));
         let py = python_writers(&python, &kept, &out.join("python"), false)?;
+        let rust_alone = parquet_rs_alone(&write_only, &kept, &out)?;
         std::fs::remove_dir_all(&kept)?;
         let get = |key: &str| py.get(key).and_then(serde_json::Value::as_f64);
         let (Some(d), Some(n), Some(dc), Some(nc), Some(py_csv), Some(py_hdf5)) = (
@@ -244,7 +249,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         };
         let (py_wall, py_cpu) = if d <= n { (d, dc) } else { (n, nc) };
         let bytes = std::fs::metadata(dir.join("timeseries.bin"))?.len();
-        signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu));
+        signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu, rust_alone));
         signal_csv.push((name, bytes, csv, py_csv));
         signal_hdf5.push((name, bytes, hdf5, py_hdf5, 1.5));
     }
@@ -373,12 +378,14 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     println!(
         "\nParquet (zstd), wall and CPU (user + sys) against pyarrow.parquet writing the decoded \
          columns (best of dictionary on/off), best of {RUNS}; goals of issue 24: wall ratio \
-         >= 1.25x, CPU ratio <= 1.5x\n"
+         >= 1.25x, CPU ratio <= 1.5x. Beside them, parquet-rs writing the same decoded tables \
+         alone on one thread with pyarrow's settings (the `parquet_write_only` example of \
+         recfmt-export): what the encoder costs, apart from reading, decoding and hashing\n"
     );
     println!(
-        "| session | recfmt wall s | recfmt CPU s | pyarrow wall s | pyarrow CPU s | wall ratio pyarrow/recfmt | CPU ratio recfmt/pyarrow |"
+        "| session | recfmt wall s | recfmt CPU s | pyarrow wall s | pyarrow CPU s | wall ratio pyarrow/recfmt | CPU ratio recfmt/pyarrow | parquet-rs alone wall / CPU s |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let rows = std::iter::once((
         "`bench compare` session",
         input_bytes,
@@ -386,11 +393,12 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         parquet_cpu,
         py_parquet,
         py_parquet_cpu,
+        rust_parquet,
     ))
     .chain(signal_lines.iter().copied());
-    for (name, bytes, wall, cpu, py_wall, py_cpu) in rows {
+    for (name, bytes, wall, cpu, py_wall, py_cpu, (rust_wall, rust_cpu)) in rows {
         println!(
-            "| {name} ({:.0} MB) | {wall:.3} | {cpu:.3} | {py_wall:.3} | {py_cpu:.3} | {:.2}x | {:.2}x |",
+            "| {name} ({:.0} MB) | {wall:.3} | {cpu:.3} | {py_wall:.3} | {py_cpu:.3} | {:.2}x | {:.2}x | {rust_wall:.3} / {rust_cpu:.3} |",
             bytes as f64 / 1e6,
             py_wall / wall,
             cpu / py_cpu,
@@ -482,6 +490,41 @@ fn link_twin(session: &Path, twin: &Path) -> Result<()> {
 
 /// Runs `xtask/compare.py` on the Parquet tables in `tables` (scratch space under `scratch`) and
 /// returns the JSON object it prints; with `no_hdf5`, only the Parquet and CSV writers are timed.
+/// Builds the `parquet_write_only` example of recfmt-export in release; its path.
+fn build_parquet_write_only() -> Result<PathBuf> {
+    crate::run(crate::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "recfmt-export",
+        "--example",
+        "parquet_write_only",
+    ]))?;
+    Ok(project_root().join("target/release/examples/parquet_write_only"))
+}
+
+/// parquet-rs writing the tables of `kept` alone, best of 3: (wall, CPU) seconds.
+fn parquet_rs_alone(binary: &Path, kept: &Path, out: &Path) -> Result<(f64, f64)> {
+    let output = Command::new(binary)
+        .arg(kept)
+        .arg(out.join("parquet-rs"))
+        .arg("3")
+        .output()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() {
+        bail!("{} failed with {}", binary.display(), output.status);
+    }
+    let line: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("{} printed no JSON line", binary.display()))?;
+    let get = |key: &str| {
+        line.get(key)
+            .and_then(serde_json::Value::as_f64)
+            .with_context(|| format!("{} printed no {key}", binary.display()))
+    };
+    Ok((get("seconds")?, get("cpu_seconds")?))
+}
+
 fn python_writers(
     python: &Path,
     tables: &Path,
