@@ -33,6 +33,7 @@ use tempfile::{Builder, NamedTempFile};
 
 pub use folder::{AtomicDir, CreatedDirs, check_folder};
 pub use lock::DirLock;
+pub use writeback::Writeback;
 
 pub use crate::write::Replace;
 
@@ -287,7 +288,7 @@ fn persist<F>(temp: NamedTempFile<F>, target: &Path, replace: Replace) -> io::Re
 pub struct AtomicFile {
     writer: Option<BufWriter<NamedTempFile>>,
     /// Bytes written since the disk was last asked to start writing the file back.
-    unsubmitted: u64,
+    unsubmitted: writeback::Unsubmitted,
     /// Written, synced and waiting to be moved ([`commit_all`]).
     finished: Option<NamedTempFile>,
     temp: PathBuf,
@@ -305,7 +306,7 @@ impl AtomicFile {
         Ok(AtomicFile {
             temp: file.path().to_path_buf(),
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
-            unsubmitted: 0,
+            unsubmitted: writeback::Unsubmitted::default(),
             finished: None,
             target,
             replace,
@@ -345,15 +346,13 @@ impl AtomicFile {
             .ok_or_else(|| io::Error::other("atomic file already finished"))
     }
 
-    /// Counts `written` bytes; every [`writeback::EVERY`] bytes asks the disk to start writing
-    /// back what reached the file, so the sync before the move waits for the last part only.
+    /// Counts `written` bytes; every 8 MiB asks the disk to start writing back what reached
+    /// the file, so the sync before the move waits for the last part only.
     fn wrote(&mut self, written: usize) {
-        self.unsubmitted += written as u64;
-        if self.unsubmitted >= writeback::EVERY {
-            self.unsubmitted = 0;
-            if let Some(writer) = &self.writer {
-                writeback::start(writer.get_ref().as_file());
-            }
+        if self.unsubmitted.due(written as u64)
+            && let Some(writer) = &self.writer
+        {
+            writeback::start(writer.get_ref().as_file());
         }
     }
 }
@@ -646,9 +645,9 @@ pub(crate) mod tests {
         // Write-backs were asked for on the way (past 8 and 16 MiB): what waits for the sync is
         // what came after the last request, not all 20 MiB.
         assert!(
-            f.unsubmitted > 0 && f.unsubmitted < writeback::EVERY,
+            f.unsubmitted.0 > 0 && f.unsubmitted.0 < 8 << 20,
             "{}",
-            f.unsubmitted
+            f.unsubmitted.0
         );
         f.seek(SeekFrom::Start(0)).expect("seek");
         f.write_all(&[0xAB; 4]).expect("patch");
