@@ -358,3 +358,46 @@ impl ColumnBuffer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_tell_the_write_back_what_they_added_and_read_back_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("big.h5");
+        let mut skeleton = hdf5_pure::FileBuilder::new();
+        let chunk_rows = 65_536;
+        declare_appendable(
+            skeleton.create_dataset("x"),
+            hdf5_pure::make_u64_type(),
+            &[],
+            chunk_rows,
+            None,
+        );
+        let out = crate::H5Output::create(&target, recfmt_core::Replace::Never, skeleton)
+            .expect("create");
+        let mut chunks = ChunkedWriter::new(&target, None)
+            .expect("writer")
+            .with_writeback(out.writeback());
+        let mut x = ColumnBuffer::new(chunks.open(out.file(), "x").expect("open"), chunk_rows * 8);
+        // 20 MiB of values, 2.5 write-back steps, and a partial last chunk.
+        let rows = (20 << 20) / 8 + 1_000;
+        for v in 0..rows as u64 {
+            x.push(&v.to_le_bytes(), &mut chunks).expect("push");
+        }
+        let reported = chunks.writeback.as_ref().map(Writeback::unsubmitted);
+        assert!(
+            reported.is_some_and(|b| b > 0 && b < 8 << 20),
+            "{reported:?}: the whole chunks since the last request"
+        );
+        chunks.drain().expect("drain");
+        x.finish(&mut chunks).expect("tail");
+        drop(chunks);
+        out.finish().expect("finish");
+        let file = hdf5_pure::File::open(&target).expect("open");
+        let values = file.dataset("x").expect("x").read_u64().expect("read");
+        assert!(values == (0..rows as u64).collect::<Vec<u64>>());
+    }
+}

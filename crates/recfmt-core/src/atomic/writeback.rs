@@ -55,6 +55,11 @@ impl Writeback {
             start(&self.file);
         }
     }
+
+    /// Bytes reported since the last request: what the sync at close still has to write.
+    pub fn unsubmitted(&self) -> u64 {
+        self.unsubmitted.0
+    }
 }
 
 /// Starts writing back the file's dirty pages without waiting for them (Linux
