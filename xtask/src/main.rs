@@ -381,15 +381,14 @@ fn report_free_disk(when: &str, warn_below: f64) {
         .output()
         .ok()
         .and_then(|out| {
+            // `df -P`: a header line, then the file system's line; the fourth field is free KiB.
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let kib: u64 = text
-                .lines()
+            text.lines()
                 .nth(1)?
                 .split_whitespace()
                 .nth(3)?
-                .parse()
-                .ok()?;
-            Some(kib)
+                .parse::<u64>()
+                .ok()
         });
     match free {
         Some(kib) => {
