@@ -143,7 +143,11 @@ def convert(
         ``string_width``, ``delimiter``, ``units_row``, ``jobs``, ``threads`` (threads
         sharing the work on one input, ``--threads``), ``resync``,
         ``row_group_rows`` and ``row_group_bytes`` (Parquet row groups: 1 Mi rows and 64 MiB
-        by default, as pyarrow), and ``opt``
+        by default, as pyarrow), ``row_group_memory`` (bytes of finished Parquet pages kept
+        in memory, 8 MiB; the rest wait in a temporary file beside the output, same bytes
+        either way), ``byte_stream_split`` (Parquet float columns in the ``BYTE_STREAM_SPLIT``
+        encoding: much smaller files on smooth signals; pyarrow, DuckDB, Spark and polars read
+        it, older readers do not), and ``opt``
         (format options as ``--opt`` takes them: ``{"carla.build": "0.9.10"}``).
 
     With ``partition=True`` (``--partition``) every recording is added to the Hive-partitioned
@@ -254,6 +258,8 @@ _CONVERT_OPTIONS = frozenset(
         "opt",
         "row_group_rows",
         "row_group_bytes",
+        "row_group_memory",
+        "byte_stream_split",
     )
 )
 _LIST_OPTIONS = ("streams", "exclude_streams", "signals", "exclude_signals")

@@ -166,6 +166,8 @@ def convert(
     batch_rows: int = 65536,
     row_group_rows: int = 1048576,
     row_group_bytes: int = 67108864,
+    row_group_memory: int = 8388608,
+    byte_stream_split: bool = False,
     compression: str = "zstd",
     delimiter: str = ",",
     units_row: bool = False,

@@ -185,7 +185,7 @@ fn remove_empty_dirs(dir: &Path) {
 /// stopped it (the other inputs are still converted, as on the command line). Ctrl-C stops
 /// it after the batch being written, with nothing committed that was not already.
 #[pyfunction]
-#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, row_group_rows=1_048_576, row_group_bytes=67_108_864, compression="zstd", delimiter=",", units_row=false, jobs=None, threads=None, force=false))]
+#[pyo3(signature = (paths, out, to, *, several=false, partition=false, source=None, format=None, strict=false, resync=false, layouts=Vec::new(), opt=None, streams=Vec::new(), exclude_streams=Vec::new(), signals=Vec::new(), exclude_signals=Vec::new(), start=None, end=None, carry_last=false, merge=None, max_rows=None, upcast_f64=false, time_column=None, string_width=None, batch_rows=65_536, row_group_rows=1_048_576, row_group_bytes=67_108_864, row_group_memory=8_388_608, byte_stream_split=false, compression="zstd", delimiter=",", units_row=false, jobs=None, threads=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn convert<'py>(
     py: Python<'py>,
@@ -215,6 +215,8 @@ pub(crate) fn convert<'py>(
     batch_rows: usize,
     row_group_rows: usize,
     row_group_bytes: usize,
+    row_group_memory: usize,
+    byte_stream_split: bool,
     compression: &str,
     delimiter: &str,
     units_row: bool,
@@ -252,6 +254,8 @@ pub(crate) fn convert<'py>(
         batch_rows,
         row_group_rows,
         row_group_bytes,
+        row_group_memory,
+        byte_stream_split,
         delimiter: delimiter.to_owned(),
         units_row,
         streams,

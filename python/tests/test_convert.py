@@ -42,6 +42,40 @@ def test_convert_to_parquet_and_csv_matches_read(tmp_path):
     assert text.column("t_us").to_pylist() == want.column("t_us").to_pylist()
 
 
+def test_parquet_pages_on_disk_give_the_same_tables(tmp_path):
+    """row_group_memory=0 puts every finished page in the temporary file beside the output
+    (``--row-group-memory 0``): the tables are the same bytes, and nothing else is left."""
+    path = FIXTURES / "usvlog" / "all_types"
+    memory = recfmt.convert(path, to="parquet", out=tmp_path / "memory", row_group_rows=16)
+    disk = recfmt.convert(
+        path, to="parquet", out=tmp_path / "disk", row_group_rows=16, row_group_memory=0
+    )
+    assert [w["path"].name for w in disk] == [w["path"].name for w in memory]
+    for a, b in zip(memory, disk):
+        assert a["path"].read_bytes() == b["path"].read_bytes(), a["path"].name
+    assert sorted(p.name for p in (tmp_path / "disk").iterdir()) == sorted(
+        w["path"].name for w in disk
+    )
+
+
+def test_byte_stream_split_float_columns_hold_the_same_values(tmp_path):
+    """byte_stream_split=True (``--byte-stream-split``): float columns in that encoding, the
+    others as before, every value the same."""
+    path = FIXTURES / "usvlog" / "all_types"
+    plain = recfmt.convert(path, to="parquet", out=tmp_path / "plain")
+    split = recfmt.convert(path, to="parquet", out=tmp_path / "split", byte_stream_split=True)
+    floats = 0
+    for a, b in zip(plain, split):
+        assert pq.read_table(a["path"]).equals(pq.read_table(b["path"])), a["path"].name
+        group = pq.ParquetFile(b["path"]).metadata.row_group(0)
+        for i in range(group.num_columns):
+            column = group.column(i)
+            is_float = column.physical_type in ("FLOAT", "DOUBLE")
+            assert ("BYTE_STREAM_SPLIT" in column.encodings) == is_float, column
+            floats += is_float
+    assert floats > 0
+
+
 def test_convert_several_inputs_and_lost_data(tmp_path):
     paths = [FIXTURES / "usvlog" / "all_types", FIXTURES / "usvlog" / "unknown_types"]
     written = recfmt.convert(paths, to="arrow", out=tmp_path)

@@ -49,7 +49,8 @@ def write_icarec(path, frames: int, signals: int) -> None:
 
 def test_two_threads_with_different_force_each_get_what_they_asked(tmp_path):
     big = tmp_path / "big.icarec"
-    write_icarec(big, frames=20_000, signals=8)
+    # Long enough that A converts several times while B works on it, however fast both are.
+    write_icarec(big, frames=200_000, signals=8)
     small = FIXTURES / "usvlog" / "all_types"
     existing = tmp_path / "B" / "all_types" / "REC_NAV_SOLUTION.csv"
     existing.parent.mkdir(parents=True)

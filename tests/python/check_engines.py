@@ -9,6 +9,13 @@
         DuckDB reads FILE for rows with START_US <= t_us < END_US; prints one JSON object with
         the rows found, the row groups scanned out of all, the bytes DuckDB read and the file
         size, from DuckDB's own profile (EXPLAIN (ANALYZE, FORMAT JSON)).
+
+    check_engines.py split PLAIN_DIR SPLIT_DIR
+        Every .parquet file of PLAIN_DIR has a twin in SPLIT_DIR (`--byte-stream-split`) that
+        pyarrow reads with the same values, whose float columns (array elements included) are
+        BYTE_STREAM_SPLIT-encoded in every row group, which polars reads equal to the twin,
+        and whose float columns DuckDB sums to the same as the twin's. Prints
+        `ok <file> <float columns>` per file, then `bytes <PLAIN_DIR total> <SPLIT_DIR total>`.
 """
 
 import json
@@ -88,8 +95,48 @@ def window(path, start, end):
     }))
 
 
+def check_split(plain_dir, split_dir):
+    import duckdb
+    import polars as pl
+
+    plain_dir, split_dir = pathlib.Path(plain_dir), pathlib.Path(split_dir)
+    sizes = [0, 0]
+    files = sorted(plain_dir.glob("*.parquet"))
+    assert files, plain_dir
+    for plain in files:
+        split = split_dir / plain.name
+        a, b = pq.read_table(plain), pq.read_table(split)
+        assert a.equals(b), plain.name
+        assert pl.read_parquet(plain).equals(pl.read_parquet(split)), plain.name
+        metadata = pq.ParquetFile(split).metadata
+        floats = set()
+        for g in range(metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for c in range(group.num_columns):
+                column = group.column(c)
+                if column.physical_type in ("FLOAT", "DOUBLE"):
+                    assert "BYTE_STREAM_SPLIT" in column.encodings, (plain.name, column)
+                    floats.add(column.path_in_schema)
+                else:
+                    assert "BYTE_STREAM_SPLIT" not in column.encodings, (plain.name, column)
+        scalar = [f.name for f in a.schema if pa.types.is_floating(f.type)]
+        if scalar:
+            sums = ", ".join(f'sum("{name}")' for name in scalar)
+            got = [
+                duckdb.sql(f"SELECT {sums} FROM read_parquet('{path}')").fetchall()[0]
+                for path in (plain, split)
+            ]
+            assert got[0] == got[1], (plain.name, got)
+        sizes[0] += plain.stat().st_size
+        sizes[1] += split.stat().st_size
+        print(f"ok {plain.name} {len(floats)}")
+    print(f"bytes {sizes[0]} {sizes[1]}")
+
+
 def main():
-    if sys.argv[1:2] == ["stats"]:
+    if sys.argv[1:2] == ["split"]:
+        check_split(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["stats"]:
         check_stats(sys.argv[2])
     elif sys.argv[1:2] == ["window"]:
         window(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))

@@ -70,6 +70,16 @@ pub fn recfmt(args: &[&str]) -> Output {
         .expect("run recfmt")
 }
 
+/// Fails the test unless `output` (of a command run for `what`) succeeded, showing its stderr.
+#[track_caller]
+pub fn assert_success(output: &Output, what: &str) {
+    assert!(
+        output.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// A Python interpreter that can import `modules`, or `None` (a CI run panics instead).
 ///
 /// `cargo xtask ci` sets `RECFMT_PYTHON` to a virtualenv with the interop packages.
@@ -123,6 +133,26 @@ pub fn list_files(dir: &Path) -> Vec<String> {
             out.push(e.file_name().to_string_lossy().into_owned());
         }
     }
+    out.sort();
+    out
+}
+
+/// The files directly in `dir`, sorted by name, each with its bytes: to compare two outputs
+/// byte for byte.
+pub fn files_with_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            let path = e.expect("a folder entry").path();
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (name, bytes)
+        })
+        .collect();
     out.sort();
     out
 }

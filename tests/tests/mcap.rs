@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use recfmt_tests::{fixture, python_with, recfmt, samples, workspace_root};
+use recfmt_tests::{assert_success, fixture, python_with, recfmt, samples, workspace_root};
 
 fn recordings() -> Vec<PathBuf> {
     let mut all = Vec::new();
@@ -152,11 +152,7 @@ print(json.dumps({"topics": sorted(c.topic for c in s.channels.values()),
         .arg(&out_file)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "the Python reader");
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["topics"], serde_json::json!(["/REC_NAV_SOLUTION"]));
     let all = recfmt(&[
@@ -218,11 +214,7 @@ print(json.dumps({"mcap": mine, "parquet": theirs}))
         .arg(&parquet_dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "the Python reader");
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["mcap"], got["parquet"]);
     assert_eq!(

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use recfmt_tests::{python_with, recfmt, samples};
+use recfmt_tests::{assert_success, python_with, recfmt, samples};
 
 fn convert(input: &Path, to: &str, out: &Path) {
     let run = recfmt(&[
@@ -58,11 +58,7 @@ fn mdanalysis_and_ase_read_every_sample_as_pdb_xyz_and_dcd() {
             "--output",
             "ndjson",
         ]);
-        assert!(
-            cat.status.success(),
-            "{}",
-            String::from_utf8_lossy(&cat.stderr)
-        );
+        assert_success(&cat, "recfmt cat");
         let rows = work.path().join("rows.ndjson");
         std::fs::write(&rows, &cat.stdout).unwrap();
         let out = Command::new(&python)

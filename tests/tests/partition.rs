@@ -1,7 +1,7 @@
 //! `convert --partition`: several recordings into one Hive-partitioned Parquet dataset, read
 //! back as one table per stream by pyarrow.dataset.
 
-use recfmt_tests::{fixture, python_with, recfmt};
+use recfmt_tests::{assert_success, fixture, python_with, recfmt};
 
 #[test]
 fn several_recordings_make_one_hive_partitioned_dataset() {
@@ -57,11 +57,7 @@ fn several_recordings_make_one_hive_partitioned_dataset() {
         .args(["-c", &script])
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&run, "recfmt convert");
     let counts: Vec<u64> = String::from_utf8_lossy(&run.stdout)
         .split_whitespace()
         .map(|n| n.parse().unwrap())

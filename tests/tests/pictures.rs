@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use recfmt_tests::{fixture, recfmt, samples};
+use recfmt_tests::{assert_success, fixture, recfmt, samples};
 
 /// Every recording to draw: the upstream samples and the generated fixtures.
 fn recordings() -> Vec<PathBuf> {
@@ -20,11 +20,7 @@ fn recordings() -> Vec<PathBuf> {
 
 fn info(path: &Path) -> serde_json::Value {
     let out = recfmt(&["info", "--json", path.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "recfmt");
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

@@ -2,16 +2,12 @@
 //! while the export decodes (Parquet tables and HDF5 files take it when they are finished,
 //! the others wait for it when they open); a time window's tables name the window instead.
 
-use recfmt_tests::{python_with, recfmt, samples};
+use recfmt_tests::{assert_success, python_with, recfmt, samples};
 
 /// Runs `recfmt args` and fails the test with its stderr unless it succeeds.
 fn run_recfmt(args: &[&str]) {
     let run = recfmt(args);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&run, "recfmt");
 }
 
 /// Runs a Python check script with `args` and fails the test with its stderr unless it
@@ -22,11 +18,7 @@ fn run_python(python: &std::path::Path, script: &str, args: &[&str]) {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_success(&check, "the Python check");
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! One conversion on one thread and on several gives the same values (issue 24): the USVLOG
 //! decoding threads, the table writers and the HDF5 compressors only change who does the
 //! work. CSV and HDF5 files are compared byte for byte; Parquet tables value for value (their
-//! row groups may be cut at other rows, since the writers share a memory budget).
+//! row groups may be cut at other rows when the writers' shared memory budget runs out).
 
 use std::path::Path;
 
-use recfmt_tests::{python_with, recfmt};
+use recfmt_tests::{assert_success, files_with_bytes, python_with, recfmt};
 
 fn convert(session: &Path, layout: &Path, to: &str, out: &Path, threads: Option<&str>) {
     let mut args = vec![
@@ -22,25 +22,7 @@ fn convert(session: &Path, layout: &Path, to: &str, out: &Path, threads: Option<
         args.extend(["--threads", n]);
     }
     let run = recfmt(&args);
-    assert!(
-        run.status.success(),
-        "{to} with {threads:?} threads: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-}
-
-/// The files of `dir`, sorted by name, with their bytes.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let path = e.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect();
-    out.sort();
-    out
+    assert_success(&run, &format!("{to} with {threads:?} threads"));
 }
 
 #[test]
@@ -73,7 +55,7 @@ fn one_thread_and_several_write_the_same_values() {
                     other.display()
                 );
             } else {
-                let (one, several) = (files(&outputs[0]), files(other));
+                let (one, several) = (files_with_bytes(&outputs[0]), files_with_bytes(other));
                 assert_eq!(one.len(), several.len());
                 assert!(one.len() > 10, "{} tables", one.len());
                 for ((name, a), (_, b)) in one.iter().zip(&several) {
@@ -120,9 +102,5 @@ print(rows)
         .args(&parquet)
         .output()
         .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_success(&check, "the Python check");
 }

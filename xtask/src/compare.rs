@@ -9,13 +9,15 @@
 //! `xtask/compare.py` then loads recfmt's Parquet output into memory as decoded columns (not
 //! timed) and times pyarrow.parquet, pyarrow.csv and h5py writing the same tables. Every figure
 //! is the best of [`RUNS`] runs, each into a fresh output path that is deleted afterwards.
-//! The white-noise and random-walk sessions of issue 24 are timed the same way for Parquet and
-//! CSV.
+//! The white-noise and random-walk sessions of issue 24 are timed the same way for Parquet, CSV
+//! and HDF5. parquet-rs writes the same loaded tables alone too (recfmt-export's
+//! `parquet_write_only` example, pyarrow's settings, one thread), so the encoder's own cost
+//! stands beside what the whole conversion adds to it.
 //!
 //! Prints a Markdown table with the ratios and the goals of issue 11. A missed goal is reported,
 //! not a failure: this is a measurement.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -51,14 +53,14 @@ impl Line {
 pub fn bench_compare(args: &[String]) -> Result<()> {
     const USAGE: &str = "usage: cargo xtask bench compare [--mb N] [--baseline RECFMT]";
     let mut mb = DEFAULT_MB;
-    let mut baseline_bin: Option<std::path::PathBuf> = None;
+    let mut baseline_bin: Option<PathBuf> = None;
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         let value = rest.next().context(USAGE)?;
         match flag.as_str() {
             "--mb" => mb = value.parse().context("--mb takes a whole number")?,
             "--baseline" => {
-                let path = std::path::PathBuf::from(value);
+                let path = PathBuf::from(value);
                 if !path.is_file() {
                     bail!("--baseline {value}: no such recfmt binary");
                 }
@@ -74,6 +76,7 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     crate::build_release_recfmt()?;
     let recfmt = root.join("target/release/recfmt");
+    let write_only = build_parquet_write_only()?;
     let python = python_env()?;
     let data = root.join("target/bench-data");
     let session = data.join(format!("usvlog-{mb}mb"));
@@ -171,10 +174,12 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     } else {
         "parquet_nodict_cpu"
     })?;
+    let rust_parquet = parquet_rs_alone(&write_only, &out.join("parquet-kept"), &out)?;
 
     // Issue 24: the same Parquet and CSV comparisons on white-noise and random-walk sessions.
     let mut signal_lines = Vec::new();
     let mut signal_csv = Vec::new();
+    let mut signal_hdf5 = Vec::new();
     // With `--baseline`: the CSV of these sessions by both binaries, timed in turns.
     let mut signal_before_after = Vec::new();
     for (kind, name) in [
@@ -190,59 +195,63 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             recfmt_tlv::generate::write_signal_session(&dir, steps, kind)?;
         }
         let layout = dir.join("layouts.toml");
+        // `binary convert --layout L SESSION --to FORMAT -o OUTPUT`.
+        let convert = |binary: &Path, to: &str, output: &Path| {
+            let mut cmd = Command::new(binary);
+            cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
+            cmd.args(["--to", to, "-o"]).arg(output);
+            cmd
+        };
         let (wall, cpu) = best_of_cpu(
             &format!("recfmt --to parquet ({name})"),
             &out,
             &label,
             true,
-            |target| {
-                let mut cmd = Command::new(&recfmt);
-                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                cmd.args(["--to", "parquet", "-o"]).arg(target);
-                vec![cmd]
-            },
+            |target| vec![convert(&recfmt, "parquet", target)],
         )?;
         let csv = best_of(
             &format!("recfmt --to csv ({name})"),
             &out,
             &format!("{label}-csv"),
             false,
-            |target| {
-                let mut cmd = Command::new(&recfmt);
-                cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                cmd.args(["--to", "csv", "-o"]).arg(target);
-                vec![cmd]
-            },
+            |target| vec![convert(&recfmt, "csv", target)],
+        )?;
+        let hdf5 = best_of(
+            &format!("recfmt --to hdf5 ({name})"),
+            &out,
+            &format!("{label}-hdf5"),
+            false,
+            |target| vec![convert(&recfmt, "hdf5", &target.join("recording.h5"))],
         )?;
         if let Some(baseline) = &baseline_bin {
             let binaries = [baseline.as_path(), recfmt.as_path()];
             let what = format!("`convert --to csv` ({name})");
             let times =
                 best_of_alternating(&what, &out, &format!("{label}-csv"), |which, target| {
-                    let mut cmd = Command::new(binaries[which]);
-                    cmd.arg("convert").arg("--layout").arg(&layout).arg(&dir);
-                    cmd.args(["--to", "csv", "-o"]).arg(target);
-                    cmd
+                    convert(binaries[which], "csv", target)
                 })?;
             signal_before_after.push((what, times));
         }
         let kept = out.join(format!("{label}-kept"));
-        let py = python_writers(&python, &kept, &out.join("python"), true)?;
+        let py = python_writers(&python, &kept, &out.join("python"), false)?;
+        let rust_alone = parquet_rs_alone(&write_only, &kept, &out)?;
         std::fs::remove_dir_all(&kept)?;
         let get = |key: &str| py.get(key).and_then(serde_json::Value::as_f64);
-        let (Some(d), Some(n), Some(dc), Some(nc), Some(py_csv)) = (
+        let (Some(d), Some(n), Some(dc), Some(nc), Some(py_csv), Some(py_hdf5)) = (
             get("parquet_dict"),
             get("parquet_nodict"),
             get("parquet_dict_cpu"),
             get("parquet_nodict_cpu"),
             get("csv"),
+            get("hdf5"),
         ) else {
-            bail!("compare.py printed no Parquet or CSV timings for the {name} session");
+            bail!("compare.py printed no Parquet, CSV or HDF5 timings for the {name} session");
         };
         let (py_wall, py_cpu) = if d <= n { (d, dc) } else { (n, nc) };
         let bytes = std::fs::metadata(dir.join("timeseries.bin"))?.len();
-        signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu));
+        signal_lines.push((name, bytes, wall, cpu, py_wall, py_cpu, rust_alone));
         signal_csv.push((name, bytes, csv, py_csv));
+        signal_hdf5.push((name, bytes, hdf5, py_hdf5, 1.5));
     }
     let lines = [
         Line {
@@ -369,12 +378,14 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     println!(
         "\nParquet (zstd), wall and CPU (user + sys) against pyarrow.parquet writing the decoded \
          columns (best of dictionary on/off), best of {RUNS}; goals of issue 24: wall ratio \
-         >= 1.25x, CPU ratio <= 1.5x\n"
+         >= 1.25x, CPU ratio <= 1.5x. Beside them, parquet-rs writing the same decoded tables \
+         alone on one thread with pyarrow's settings (the `parquet_write_only` example of \
+         recfmt-export): what the encoder costs, apart from reading, decoding and hashing\n"
     );
     println!(
-        "| session | recfmt wall s | recfmt CPU s | pyarrow wall s | pyarrow CPU s | wall ratio pyarrow/recfmt | CPU ratio recfmt/pyarrow |"
+        "| session | recfmt wall s | recfmt CPU s | pyarrow wall s | pyarrow CPU s | wall ratio pyarrow/recfmt | CPU ratio recfmt/pyarrow | parquet-rs alone wall / CPU s |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let rows = std::iter::once((
         "`bench compare` session",
         input_bytes,
@@ -382,11 +393,12 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
         parquet_cpu,
         py_parquet,
         py_parquet_cpu,
+        rust_parquet,
     ))
     .chain(signal_lines.iter().copied());
-    for (name, bytes, wall, cpu, py_wall, py_cpu) in rows {
+    for (name, bytes, wall, cpu, py_wall, py_cpu, (rust_wall, rust_cpu)) in rows {
         println!(
-            "| {name} ({:.0} MB) | {wall:.3} | {cpu:.3} | {py_wall:.3} | {py_cpu:.3} | {:.2}x | {:.2}x |",
+            "| {name} ({:.0} MB) | {wall:.3} | {cpu:.3} | {py_wall:.3} | {py_cpu:.3} | {:.2}x | {:.2}x | {rust_wall:.3} / {rust_cpu:.3} |",
             bytes as f64 / 1e6,
             py_wall / wall,
             cpu / py_cpu,
@@ -406,6 +418,33 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
             "| {name} ({:.0} MB) | {recfmt_s:.3} | {py_s:.3} | {ratio:.2}x | {} |",
             bytes as f64 / 1e6,
             if ratio >= 2.5 {
+                "goal met"
+            } else {
+                "goal missed"
+            }
+        );
+    }
+    println!(
+        "\nHDF5 against h5py (gzip-1 + shuffle, 65,535-row chunks) writing the decoded columns, \
+         best of {RUNS}; goals of issue 24: >= 1.0x on the `bench compare` session, >= 1.5x on \
+         the signal sessions\n"
+    );
+    println!("| session | recfmt s | h5py s | ratio h5py/recfmt | goal | |");
+    println!("|---|---|---|---|---|---|");
+    let hdf5_rows = std::iter::once((
+        "`bench compare` session",
+        input_bytes,
+        hdf5,
+        secs("hdf5")?,
+        1.0,
+    ))
+    .chain(signal_hdf5.iter().copied());
+    for (name, bytes, recfmt_s, py_s, goal) in hdf5_rows {
+        let ratio = py_s / recfmt_s;
+        println!(
+            "| {name} ({:.0} MB) | {recfmt_s:.3} | {py_s:.3} | {ratio:.2}x | >= {goal:.1}x | {} |",
+            bytes as f64 / 1e6,
+            if ratio >= goal {
                 "goal met"
             } else {
                 "goal missed"
@@ -451,6 +490,41 @@ fn link_twin(session: &Path, twin: &Path) -> Result<()> {
 
 /// Runs `xtask/compare.py` on the Parquet tables in `tables` (scratch space under `scratch`) and
 /// returns the JSON object it prints; with `no_hdf5`, only the Parquet and CSV writers are timed.
+/// Builds the `parquet_write_only` example of recfmt-export in release; its path.
+fn build_parquet_write_only() -> Result<PathBuf> {
+    crate::run(crate::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "recfmt-export",
+        "--example",
+        "parquet_write_only",
+    ]))?;
+    Ok(project_root().join("target/release/examples/parquet_write_only"))
+}
+
+/// parquet-rs writing the tables of `kept` alone, best of 3: (wall, CPU) seconds.
+fn parquet_rs_alone(binary: &Path, kept: &Path, out: &Path) -> Result<(f64, f64)> {
+    let output = Command::new(binary)
+        .arg(kept)
+        .arg(out.join("parquet-rs"))
+        .arg("3")
+        .output()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() {
+        bail!("{} failed with {}", binary.display(), output.status);
+    }
+    let line: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("{} printed no JSON line", binary.display()))?;
+    let get = |key: &str| {
+        line.get(key)
+            .and_then(serde_json::Value::as_f64)
+            .with_context(|| format!("{} printed no {key}", binary.display()))
+    };
+    Ok((get("seconds")?, get("cpu_seconds")?))
+}
+
 fn python_writers(
     python: &Path,
     tables: &Path,

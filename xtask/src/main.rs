@@ -113,7 +113,19 @@ const PY_PACKAGES: &[(&str, &str)] = &[
     ("scipy.io", "scipy"),
 ];
 
-fn main() -> Result<()> {
+/// Runs the task; a failure is printed as its chain of causes, without a backtrace, so that the
+/// reason is the last thing in a CI log (CI shows a long log's head and tail only).
+fn main() -> std::process::ExitCode {
+    match task() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn task() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     std::env::set_current_dir(project_root())?;
     match args.first().map(String::as_str) {
@@ -319,6 +331,7 @@ fn test(args: &[String]) -> Result<()> {
 }
 
 fn ci() -> Result<()> {
+    report_free_disk("at the start", CI_DISK_GIB);
     ensure_java();
     ensure_octave();
     let python = python_env()?;
@@ -347,8 +360,49 @@ fn ci() -> Result<()> {
         dev: true,
         jobs: 2,
     })?;
+    report_free_disk("at the end", 1.0);
     eprintln!("xtask ci: all checks passed");
     Ok(())
+}
+
+/// What a `ci` run on a fresh clone writes, in GiB: the debug and release builds, the Python
+/// env, the wheel and the fuzz targets (11.5-11.6 GiB measured on 2026-11-29).
+const CI_DISK_GIB: f64 = 12.0;
+
+/// Prints the space left on the disk that holds `target/` (`df`), with a warning under
+/// `warn_below` GiB: a run that fills the disk fails in whatever writes next, far from the
+/// cause, so the log says how close it came.
+fn report_free_disk(when: &str, warn_below: f64) {
+    let target = project_root().join("target");
+    let _ = std::fs::create_dir_all(&target);
+    let free = Command::new("df")
+        .args(["-Pk"])
+        .arg(&target)
+        .output()
+        .ok()
+        .and_then(|out| {
+            // `df -P`: a header line, then the file system's line; the fourth field is free KiB.
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.lines()
+                .nth(1)?
+                .split_whitespace()
+                .nth(3)?
+                .parse::<u64>()
+                .ok()
+        });
+    match free {
+        Some(kib) => {
+            let gib = kib as f64 / (1024.0 * 1024.0);
+            eprintln!("xtask ci: {gib:.1} GiB free on the disk of target/ {when}");
+            if gib < warn_below {
+                eprintln!(
+                    "warning: less than {warn_below:.0} GiB free {when}: a run on a fresh clone \
+                     writes about {CI_DISK_GIB:.0} GiB and may run out of disk"
+                );
+            }
+        }
+        None => eprintln!("xtask ci: could not read the free disk space ({when})"),
+    }
 }
 
 /// Builds the `recfmt` Python package as an abi3 wheel (`maturin build`, dev profile, in the

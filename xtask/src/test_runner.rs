@@ -65,7 +65,11 @@ pub fn test_workspace(envs: &[(&str, &Path)], jobs: usize) -> Result<()> {
                     let output = run_exe(&exe, envs);
                     let ok = report(&exe, &output, begun.elapsed());
                     if !ok && let Ok(mut failed) = failed.lock() {
-                        failed.push(format!("{} ({})", exe.name, exe.package));
+                        let tests = match &output {
+                            Ok(output) => failed_tests(&String::from_utf8_lossy(&output.stdout)),
+                            Err(e) => format!("    could not start it: {e}\n"),
+                        };
+                        failed.push((exe, tests));
                     }
                 }
             });
@@ -76,10 +80,54 @@ pub fn test_workspace(envs: &[(&str, &Path)], jobs: usize) -> Result<()> {
         "xtask: test executables done in {:.0} s",
         started.elapsed().as_secs_f64()
     );
-    if !failed.is_empty() {
-        bail!("test executables failed: {}", failed.join(", "));
+    if failed.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    // Each failed executable runs once more, alone, only to say whether the failure depends
+    // on timing or load: the run fails either way.
+    let mut summary = String::new();
+    for (exe, tests) in &failed {
+        let again = run_exe(exe, envs).is_ok_and(|o| o.status.success());
+        let verdict = if again {
+            "passed when run again alone: a failure that depends on timing or load"
+        } else {
+            "failed again when run alone"
+        };
+        summary.push_str(&format!(
+            "  {} ({}): {verdict}\n{tests}",
+            exe.name, exe.package
+        ));
+    }
+    // Again at the very end, short: CI shows only the head and the tail of a long log.
+    eprintln!("xtask: FAILED test executables:\n{summary}");
+    bail!("{} test executable(s) failed", failed.len());
+}
+
+/// The failed tests in a libtest output, each with the first lines of its panic message.
+fn failed_tests(stdout: &str) -> String {
+    /// Lines of each test's panic message kept in the summary.
+    const MESSAGE_LINES: usize = 4;
+    let mut summary = String::new();
+    // Each failed test's output is a section headed `---- NAME stdout ----`; its panic
+    // message is looked for inside its own section only.
+    for section in stdout.split("\n---- ").skip(1) {
+        let Some((name, output)) = section.split_once(" stdout ----") else {
+            continue;
+        };
+        summary.push_str(&format!("    {name}\n"));
+        for message in output
+            .lines()
+            .skip_while(|l| !l.contains("panicked at"))
+            .take(MESSAGE_LINES)
+        {
+            summary.push_str(&format!("      {message}\n"));
+        }
+    }
+    if summary.is_empty() {
+        // No panic section: a crash, a timeout or a failure outside a test.
+        summary.push_str("    (no failed test named: see its output above)\n");
+    }
+    summary
 }
 
 /// `cargo test --workspace --all-targets --no-run`, returning the executables it built.
@@ -234,6 +282,19 @@ mod tests {
             Some("recfmt-tests")
         );
         assert_eq!(package_name("no fragment"), None);
+    }
+
+    #[test]
+    fn failed_tests_are_named_with_their_panic() {
+        let stdout = "running 2 tests\ntest a ... ok\ntest b::c ... FAILED\n\nfailures:\n\n\
+                      ---- b::c stdout ----\n\nthread 'b::c' panicked at tests/x.rs:3:5:\n\
+                      rows differ\nleft: 1\nright: 2\nmore\nand more\n\nfailures:\n    b::c\n";
+        assert_eq!(
+            failed_tests(stdout),
+            "    b::c\n      thread 'b::c' panicked at tests/x.rs:3:5:\n      rows differ\n\
+             \x20     left: 1\n      right: 2\n"
+        );
+        assert!(failed_tests("crashed").contains("no failed test named"));
     }
 
     #[test]

@@ -47,7 +47,7 @@ mod value;
 mod write;
 
 #[cfg(feature = "atomic")]
-pub use atomic::{AtomicDir, AtomicFile, CreatedDirs, DirLock, TempPath};
+pub use atomic::{AtomicDir, AtomicFile, CreatedDirs, DirLock, TempPath, Writeback};
 pub use batch::{
     BatchSet, BatchValueError, ColumnBuf, ColumnData, NativeElement, StreamBatch, TimeSummary,
     VarBytes, read_batches_by_rows,

@@ -194,7 +194,7 @@ pub fn export_partitioned(
         });
     }
 
-    let mut writers = writers::Writers::start(plans, options);
+    let mut writers = writers::Writers::start(plans, options)?;
     let batches = BatchSet::new(&schema, options.batch_rows);
     read_all_batches(reader, batches, progress, &mut |batch| {
         writers.send(batch).map(|()| true)

@@ -22,6 +22,21 @@ pub(crate) struct ParquetTable {
     pending: Option<(crate::PendingMetadata, SchemaRef)>,
 }
 
+/// What the Parquet tables of one export share: the memory bound of their pages in progress.
+#[cfg(feature = "parquet")]
+pub(crate) type PageMemory = std::sync::Arc<crate::spill::PageMemory>;
+/// Nothing to share without Parquet.
+#[cfg(not(feature = "parquet"))]
+pub(crate) type PageMemory = ();
+
+/// The shared page memory of an export written with `options`.
+pub(crate) fn page_memory(options: &ExportOptions) -> PageMemory {
+    #[cfg(feature = "parquet")]
+    return crate::spill::PageMemory::new(options.row_group_memory);
+    #[cfg(not(feature = "parquet"))]
+    let _ = options;
+}
+
 /// One table being written.
 #[cfg_attr(
     not(any(
@@ -47,6 +62,12 @@ enum Inner {
     #[cfg(feature = "ndjson")]
     /// The file, and the writer of its rows, made on the first row.
     Ndjson(Box<AtomicFile>, Option<crate::json::RowWriter>),
+}
+
+/// Whether tables of `format` take [`ExportOptions::pending_metadata`] when they are finished
+/// (Parquet, in its footer) instead of waiting for it when they are opened with their schema.
+pub(crate) fn takes_pending_metadata_at_finish(format: TableFormat) -> bool {
+    format == TableFormat::Parquet
 }
 
 /// Fails when this build of the crate leaves `format` out.
@@ -80,20 +101,25 @@ pub(crate) fn check_format(format: TableFormat) -> Result<(), Error> {
 impl Sink {
     /// Creates the temporary file for `path` and starts a table of `schema` in it.
     /// `first`, the table's first batch when known, lets Parquet leave out dictionaries that
-    /// would not pay.
+    /// would not pay. Parquet pages in progress count against `pages`.
     pub(crate) fn create(
         path: &Path,
         schema: &SchemaRef,
         options: &ExportOptions,
         first: Option<&RecordBatch>,
+        pages: &PageMemory,
     ) -> Result<Self, Error> {
         check_format(options.format)?;
+        #[cfg(not(feature = "parquet"))]
+        let _ = (first, pages);
+        #[cfg(not(any(feature = "parquet", feature = "csv", feature = "ipc")))]
+        let _ = schema;
         let file = AtomicFile::create(path, options.replace).map_err(|e| Error::io(path, e))?;
         let inner = match options.format {
             #[cfg(feature = "parquet")]
-            TableFormat::Parquet => {
-                Inner::Parquet(Box::new(parquet_table(path, file, schema, options, first)?))
-            }
+            TableFormat::Parquet => Inner::Parquet(Box::new(parquet_table(
+                path, file, schema, options, first, pages,
+            )?)),
             #[cfg(feature = "csv")]
             TableFormat::Csv => Inner::Csv(Box::new(
                 crate::csv::CsvSink::new(file, schema, &options.csv)
@@ -132,18 +158,21 @@ impl Sink {
                 .write(batch)
                 .map_err(|e| Error::arrow(Some(&self.path), e)),
             #[cfg(feature = "ndjson")]
-            Inner::Ndjson(..) => Err(Error::Invalid(
-                "NDJSON tables are written row by row, not from batches".into(),
-            )),
+            Inner::Ndjson(..) => {
+                let _ = batch;
+                Err(Error::Invalid(
+                    "NDJSON tables are written row by row, not from batches".into(),
+                ))
+            }
             #[allow(unreachable_patterns)]
             _ => Err(Error::Invalid("table format not available".into())),
         }
     }
 
     /// Bytes of memory held by a Parquet row group not yet written (0 for other formats):
-    /// parquet-rs's estimate of what its column writers hold (pages, dictionaries, values not
-    /// yet encoded), not of the row group's encoded size, which is smaller and let 1 GB of
-    /// USVLOG peak at 315-325 MB.
+    /// parquet-rs's estimate of what its column writers hold (pages kept in memory,
+    /// dictionaries, values not yet encoded), not of the row group's encoded size, which
+    /// counts spilled pages too.
     pub(crate) fn pending_bytes(&self) -> usize {
         match &self.inner {
             #[cfg(feature = "parquet")]
@@ -287,6 +316,7 @@ fn parquet_table(
     schema: &SchemaRef,
     options: &ExportOptions,
     first: Option<&RecordBatch>,
+    pages: &PageMemory,
 ) -> Result<ParquetTable, Error> {
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::file::metadata::KeyValue;
@@ -344,22 +374,29 @@ fn parquet_table(
     for column in parquet_schema.columns() {
         let path = column.path().parts();
         let unique = path.len() == 1 && unique_integers.contains(&path[0].as_str());
-        if unique
-            || matches!(
-                column.physical_type(),
-                parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
-            )
-        {
+        let float = matches!(
+            column.physical_type(),
+            parquet::basic::Type::FLOAT | parquet::basic::Type::DOUBLE
+        );
+        if unique || float {
             props = props.set_column_dictionary_enabled(column.path().clone(), false);
+        }
+        if float && options.byte_stream_split {
+            props = props.set_column_encoding(
+                column.path().clone(),
+                parquet::basic::Encoding::BYTE_STREAM_SPLIT,
+            );
         }
     }
     let props = props.build();
     let file = FooterTail::new(file, &parquet_schema);
-    // With metadata still pending, `ARROW:schema` is written with it, at the footer.
+    // With metadata still pending, `ARROW:schema` is written with it, at the footer
+    // (`takes_pending_metadata_at_finish`).
     let pending = options.pending_metadata.clone();
     let writer_options = parquet::arrow::arrow_writer::ArrowWriterOptions::new()
         .with_properties(props)
-        .with_skip_arrow_metadata(pending.is_some());
+        .with_skip_arrow_metadata(pending.is_some())
+        .with_page_store_factory(crate::spill::TablePages::new(pages, path));
     let writer =
         parquet::arrow::ArrowWriter::try_new_with_options(file, schema.clone(), writer_options)
             .map_err(parquet_error)?;

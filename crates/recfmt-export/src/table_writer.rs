@@ -57,7 +57,13 @@ impl TableWriter {
             )));
         }
         Ok(TableWriter {
-            sink: Sink::create(path, schema, options, None)?,
+            sink: Sink::create(
+                path,
+                schema,
+                options,
+                None,
+                &crate::sink::page_memory(options),
+            )?,
             path: path.to_path_buf(),
         })
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hdf5_pure::{ChunkEncoder, Dataset, DatasetBuilder, Datatype, MaxExtent};
-use recfmt_core::Result;
+use recfmt_core::{Result, Writeback};
 
 use crate::compress::{Compressor, Done};
 use crate::error::{internal_error, write_error};
@@ -77,6 +77,9 @@ pub struct ChunkedWriter {
     target: PathBuf,
     datasets: Vec<DatasetOut>,
     compressor: Option<Compressor>,
+    /// The output's early write-back ([`ChunkedWriter::with_writeback`]), told what each
+    /// chunk added.
+    writeback: Option<Writeback>,
 }
 
 impl std::fmt::Debug for ChunkedWriter {
@@ -85,6 +88,7 @@ impl std::fmt::Debug for ChunkedWriter {
             .field("target", &self.target)
             .field("datasets", &self.datasets.len())
             .field("compressor", &self.compressor)
+            .field("writeback", &self.writeback)
             .finish()
     }
 }
@@ -105,7 +109,22 @@ impl ChunkedWriter {
             target: target.to_path_buf(),
             datasets: Vec::new(),
             compressor,
+            writeback: None,
         })
+    }
+
+    /// Starts the output's write-back as chunks go in ([`H5Output::writeback`](crate::H5Output::writeback)),
+    /// so the sync when it closes does not hold up the end of the conversion.
+    pub fn with_writeback(mut self, writeback: Option<Writeback>) -> Self {
+        self.writeback = writeback;
+        self
+    }
+
+    /// Tells the write-back that `bytes` more went into the file.
+    fn wrote(&mut self, bytes: usize) {
+        if let Some(writeback) = self.writeback.as_mut() {
+            writeback.wrote(bytes as u64);
+        }
     }
 
     /// Opens the dataset at `path` of `file` (declared with [`declare_appendable`]) for
@@ -153,6 +172,7 @@ impl ChunkedWriter {
             out.dataset
                 .append_raw(&chunk)
                 .map_err(|e| write_error(&target, format!("appending to {}", out.path), e))?;
+            self.wrote(chunk.len());
             chunk.clear();
             return Ok(chunk);
         }
@@ -192,10 +212,12 @@ impl ChunkedWriter {
         let out = self.dataset(DatasetId(dataset))?;
         let encoded = encoded
             .map_err(|e| write_error(&target, format!("compressing a chunk of {}", out.path), e))?;
+        let written = encoded.len();
         let encoded = out
             .dataset
             .append_encoded_chunk(encoded)
             .map_err(|e| write_error(&target, format!("appending to {}", out.path), e))?;
+        self.wrote(written);
         if let Some(compressor) = self.compressor.as_mut() {
             compressor.recycle(raw, encoded);
         }
@@ -221,7 +243,9 @@ impl ChunkedWriter {
         let out = self.dataset(id)?;
         out.dataset
             .append_raw(rows)
-            .map_err(|e| write_error(&target, format!("appending to {}", out.path), e))
+            .map_err(|e| write_error(&target, format!("appending to {}", out.path), e))?;
+        self.wrote(rows.len());
+        Ok(())
     }
 }
 
@@ -332,5 +356,48 @@ impl ColumnBuffer {
         writer.write_tail(self.dataset, &self.pending)?;
         self.pending.clear();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_tell_the_write_back_what_they_added_and_read_back_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("big.h5");
+        let mut skeleton = hdf5_pure::FileBuilder::new();
+        let chunk_rows = 65_536;
+        declare_appendable(
+            skeleton.create_dataset("x"),
+            hdf5_pure::make_u64_type(),
+            &[],
+            chunk_rows,
+            None,
+        );
+        let out = crate::H5Output::create(&target, recfmt_core::Replace::Never, skeleton)
+            .expect("create");
+        let mut chunks = ChunkedWriter::new(&target, None)
+            .expect("writer")
+            .with_writeback(out.writeback());
+        let mut x = ColumnBuffer::new(chunks.open(out.file(), "x").expect("open"), chunk_rows * 8);
+        // 20 MiB of values, 2.5 write-back steps, and a partial last chunk.
+        let rows = (20 << 20) / 8 + 1_000;
+        for v in 0..rows as u64 {
+            x.push(&v.to_le_bytes(), &mut chunks).expect("push");
+        }
+        let reported = chunks.writeback.as_ref().map(Writeback::unsubmitted);
+        assert!(
+            reported.is_some_and(|b| b > 0 && b < 8 << 20),
+            "{reported:?}: the whole chunks since the last request"
+        );
+        chunks.drain().expect("drain");
+        x.finish(&mut chunks).expect("tail");
+        drop(chunks);
+        out.finish().expect("finish");
+        let file = hdf5_pure::File::open(&target).expect("open");
+        let values = file.dataset("x").expect("x").read_u64().expect("read");
+        assert!(values == (0..rows as u64).collect::<Vec<u64>>());
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use hdf5_pure::{FileAccessProperties, FileBuilder, MemoryStrategy, SyncPolicy};
 use std::fs::File;
 
-use recfmt_core::{AtomicFile, Replace, Result, TempPath};
+use recfmt_core::{AtomicFile, Replace, Result, TempPath, Writeback};
 
 use crate::error::write_error;
 use crate::userblock::copy_behind_block;
@@ -87,6 +87,13 @@ impl H5Output {
     /// The open file.
     pub fn file(&self) -> &hdf5_pure::File {
         &self.file
+    }
+
+    /// The early write-back of the file being written, for its [`ChunkedWriter`](crate::ChunkedWriter)
+    /// ([`ChunkedWriter::with_writeback`](crate::ChunkedWriter::with_writeback)); `None` when the
+    /// file cannot be opened for it (the sync at close then does it all).
+    pub fn writeback(&self) -> Option<Writeback> {
+        Writeback::open(self.temp.path())
     }
 
     /// The final path of the file.

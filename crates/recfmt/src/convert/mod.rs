@@ -49,6 +49,14 @@ pub struct ConvertOptions {
     /// Parquet: bytes of encoded pages per row group, at most (default 64 MiB); see
     /// [`recfmt_export::ExportOptions::row_group_bytes`].
     pub row_group_bytes: usize,
+    /// Parquet: bytes of finished pages all row groups in progress keep in memory (default
+    /// 8 MiB); the rest waits in a temporary file beside the output. See
+    /// [`recfmt_export::ExportOptions::row_group_memory`].
+    pub row_group_memory: usize,
+    /// Parquet: float columns in the `BYTE_STREAM_SPLIT` encoding (smaller files on smooth
+    /// signals; older readers cannot read it). See
+    /// [`recfmt_export::ExportOptions::byte_stream_split`].
+    pub byte_stream_split: bool,
     /// CSV field delimiter: one ASCII character, or `tab`.
     pub delimiter: String,
     /// CSV: a second header row with units.
@@ -100,6 +108,8 @@ impl Default for ConvertOptions {
             batch_rows: 65_536,
             row_group_rows: ExportOptions::DEFAULT_ROW_GROUP_ROWS,
             row_group_bytes: ExportOptions::DEFAULT_ROW_GROUP_BYTES,
+            row_group_memory: ExportOptions::DEFAULT_ROW_GROUP_MEMORY,
+            byte_stream_split: false,
             delimiter: ",".into(),
             units_row: false,
             streams: Vec::new(),

@@ -88,6 +88,8 @@ pub(super) fn to_tables(
     export.batch_rows = options.batch_rows;
     export.row_group_rows = options.row_group_rows;
     export.row_group_bytes = options.row_group_bytes;
+    export.row_group_memory = options.row_group_memory;
+    export.byte_stream_split = options.byte_stream_split;
     export.compression = options.compression;
     export.csv = CsvOptions {
         delimiter: delimiter(&options.delimiter)?,

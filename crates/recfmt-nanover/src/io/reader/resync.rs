@@ -55,22 +55,16 @@ impl<R: Read> Reader<R> {
                     self.done = true;
                     return Ok(false);
                 }
-                let mut f = Finding::new(
-                    Severity::Defect,
-                    FindingKind::Garbage,
+                self.note_garbage(
+                    Garbage {
+                        start,
+                        len: lost,
+                        prev,
+                        next: None,
+                    },
                     NanoverVerdict::Crashes,
                     "no record found after a corrupt record header, up to the end of the file",
-                )
-                .at(start, lost);
-                f.prev_timestamp = prev;
-                self.push_finding(f);
-                self.integrity.skip_corrupt(
-                    start,
-                    lost,
-                    &format!(
-                        "{}: no record found after a corrupt record header",
-                        self.label
-                    ),
+                    "no record found after a corrupt record header",
                 );
                 self.done = true;
                 return Ok(false);
@@ -94,22 +88,47 @@ impl<R: Read> Reader<R> {
             {
                 continue;
             }
-            let mut f = Finding::new(
-                Severity::Defect,
-                FindingKind::Garbage,
+            self.note_garbage(
+                Garbage {
+                    start,
+                    len: skipped,
+                    prev,
+                    next: Some(ts),
+                },
                 NanoverVerdict::Flags,
                 "bytes that are not records, skipped up to the next plausible record",
-            )
-            .at(start, skipped);
-            f.prev_timestamp = prev;
-            f.next_timestamp = Some(ts);
-            self.push_finding(f);
-            self.integrity.skip_corrupt(
-                start,
-                skipped,
-                &format!("{}: corrupt record header; resynchronised", self.label),
+                "corrupt record header; resynchronised",
             );
             return Ok(true);
         }
     }
+
+    /// Reports the bytes resync skipped: as a finding of the file's report (`finding`) and as
+    /// corrupt bytes of the recording's integrity (`note`, after the file's label).
+    fn note_garbage(
+        &mut self,
+        garbage: Garbage,
+        verdict: NanoverVerdict,
+        finding: &str,
+        note: &str,
+    ) {
+        let mut f = Finding::new(Severity::Defect, FindingKind::Garbage, verdict, finding)
+            .at(garbage.start, garbage.len);
+        f.prev_timestamp = garbage.prev;
+        f.next_timestamp = garbage.next;
+        self.push_finding(f);
+        self.integrity.skip_corrupt(
+            garbage.start,
+            garbage.len,
+            &format!("{}: {note}", self.label),
+        );
+    }
+}
+
+/// Bytes skipped by resync: where, how many, and the timestamps around them.
+struct Garbage {
+    start: u64,
+    len: u64,
+    prev: Option<u128>,
+    next: Option<u128>,
 }

@@ -51,6 +51,8 @@ fn options(global: &GlobalArgs, args: &ConvertArgs) -> Result<ConvertOptions> {
         batch_rows: usize::try_from(args.batch_rows).unwrap_or(usize::MAX),
         row_group_rows: usize::try_from(args.row_group_rows).unwrap_or(usize::MAX),
         row_group_bytes: usize::try_from(args.row_group_bytes).unwrap_or(usize::MAX),
+        row_group_memory: usize::try_from(args.row_group_memory).unwrap_or(usize::MAX),
+        byte_stream_split: args.byte_stream_split,
         delimiter: args.delimiter.clone(),
         units_row: args.units_row,
         streams: args.streams.clone(),
