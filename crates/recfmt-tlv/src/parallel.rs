@@ -16,8 +16,9 @@
 //! Memory stays flat: at most [`BLOCKS_PER_WORKER`] blocks per worker are in flight, each
 //! about [`DEFAULT_BLOCK_BYTES`] of records plus their decoded columns.
 //!
-//! With one decoding thread (two cores), blocks are decoded straight into the caller's
-//! batches instead (see `lend`).
+//! With one decoding thread (two cores), a block is decoded straight into the caller's
+//! batches when the worker is free for it, and copied as above when the worker is the
+//! slower thread (see `lend`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -415,12 +416,14 @@ pub(crate) struct Pipeline {
     /// The selection of the last call, shared by the blocks decoded for it.
     sel: Option<Arc<Selection>>,
     pub(crate) block_bytes: usize,
-    /// A framed block kept back until the blocks before it are handed out, so that it can be
-    /// decoded straight into the caller's batches ([`Pipeline::lends`]).
+    /// The rest of a lent block that stopped at a full batch ([`Pipeline::lends`]): it comes
+    /// before every block in flight, and goes on in the next call.
     pub(crate) held: VecDeque<Block>,
     /// What the caller's batch set holds while its batches are lent: an empty set, kept for
     /// the next loan.
     placeholder: Option<BatchSet>,
+    /// The caller's buffer for decoding a held block straight into its batches.
+    gathered: Gathered,
 }
 
 impl Pipeline {
@@ -461,6 +464,7 @@ impl Pipeline {
             block_bytes,
             held: VecDeque::new(),
             placeholder: None,
+            gathered: Gathered::default(),
         })
     }
 
@@ -543,14 +547,19 @@ impl Pipeline {
 
     /// The front block with records left, receiving the next one from its worker when needed
     /// (and putting batches lent with it back into `dst`); `None` when nothing is in flight.
-    /// A held block is handed out undecoded once every block before it is.
+    /// A held block, the rest of a lent one, comes first (undecoded: on the row path).
     fn front(&mut self, dst: Option<&mut BatchSet>) -> Result<Option<&mut Block>> {
         while self.ready.front().is_some_and(Block::is_done) {
             if let Some(block) = self.ready.pop_front() {
                 self.recycle(block);
             }
         }
-        if self.ready.is_empty() && self.sent > self.received {
+        if self.ready.is_empty()
+            && let Some(block) = self.held.pop_front()
+        {
+            // A held block is the rest of a lent one: it comes before any in flight.
+            self.ready.push_back(block);
+        } else if self.ready.is_empty() && self.sent > self.received {
             let n = self.workers.len() as u64;
             let worker = &self.workers[(self.received % n) as usize];
             let (mut block, result) = worker.done.recv().map_err(|_| worker_gone())?;
@@ -572,10 +581,6 @@ impl Pipeline {
                 block.in_dst = true;
             }
             result?;
-            self.ready.push_back(block);
-        } else if self.ready.is_empty()
-            && let Some(block) = self.held.pop_front()
-        {
             self.ready.push_back(block);
         }
         Ok(self.ready.front_mut())

@@ -1,10 +1,13 @@
 //! Decoding straight into the caller's batches (issue 23): with one decoding thread, a
-//! framed block is lent the caller's [`BatchSet`] once every block before it has been handed
+//! framed block is lent the caller's [`BatchSet`] when every block before it has been handed
 //! out, and its worker decodes the block's rows into it, where otherwise the block would be
 //! decoded into batches of its own and copied again on the caller's thread (the largest cost
-//! a read of every stream added to that thread, which bounds the read). Blocks are then in
-//! flight one at a time, the framer framing the next one meanwhile; with more threads,
-//! decoding blocks side by side is worth more than the copy, and nothing is lent.
+//! a read of every stream added to that thread). A block framed while the worker still has
+//! the one before is not held back for a loan: it is sent at once to be decoded and copied
+//! as with more threads. So the copy lands on the caller's thread exactly when the worker is
+//! the slower of the two (fresh memory to fault in, many streams), and the worker is never
+//! left without a block while the caller waits; with more threads, decoding blocks side by
+//! side is worth more than the copy, and nothing is lent.
 //!
 //! The batches come back with their block when decoding fails, cut back to the rows they
 //! held before it, so a failed call leaves them as the copying path does. Only a worker that
@@ -15,7 +18,7 @@ use std::sync::Arc;
 
 use recfmt_core::BatchSet;
 
-use super::{Block, Job, Pipeline, Selection, worker_gone};
+use super::{Block, Job, Pipeline, Selection, corrupt_block, decode_into, worker_gone};
 use crate::error::Result;
 
 impl Pipeline {
@@ -44,29 +47,7 @@ impl Pipeline {
         if !(self.lends() && self.idle()) || block.error_after_last || block.is_done() {
             return self.dispatch(block, sel);
         }
-        let capacity = dst.capacity();
-        let streams = block.counts.len().min(dst.len());
-        let fits = (0..streams).all(|s| {
-            let rest = block.counts[s] - block.consumed[s];
-            !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
-        });
-        block.lent_upto = block.recs.len();
-        block.lent_counts.clear();
-        if !fits {
-            // Up to the row that fills a stream, as `consume` counts them.
-            block.lent_counts.resize(streams, 0);
-            for (i, &(_, stream)) in block.recs.iter().enumerate().skip(block.next) {
-                let s = stream as usize;
-                let Some(n) = block.lent_counts.get_mut(s) else {
-                    continue;
-                };
-                *n += 1;
-                if dst.wants(s) && dst.stream(s).rows() + *n >= capacity {
-                    block.lent_upto = i + 1;
-                    break;
-                }
-            }
-        }
+        mark_loan(&mut block, dst);
         let mut out = self
             .placeholder
             .take()
@@ -95,6 +76,66 @@ impl Pipeline {
                 }
                 Err(worker_gone())
             }
+        }
+    }
+}
+
+impl Pipeline {
+    /// Decodes the records left in `block` straight into `dst` on the caller's thread, up to
+    /// the first that fills a wanted stream's batch, as a loan would on the worker: for the
+    /// rest of a lent block that stopped at a full batch while a later block is already with
+    /// the worker (the rest comes first, and cannot wait for the worker to be free). The
+    /// block goes to the front of the ready ones, to be counted like a lent block. On a
+    /// decoding error `dst` is cut back to the rows it held.
+    pub(crate) fn decode_here(&mut self, mut block: Block, dst: &mut BatchSet) -> Result<()> {
+        if block.error_after_last || block.is_done() {
+            // The copying path keeps the strict error's order; it decodes the block again.
+            self.ready.push_front(block);
+            return Ok(());
+        }
+        mark_loan(&mut block, dst);
+        let rows: Vec<usize> = (0..dst.len()).map(|s| dst.stream(s).rows()).collect();
+        let result = match block.recs.get(block.next..block.lent_upto) {
+            Some(recs) => decode_into(&self.shared, &block, recs, dst, &mut self.gathered),
+            None => Err(corrupt_block()),
+        };
+        if result.is_err() {
+            for (s, &r) in rows.iter().enumerate() {
+                dst.stream_mut(s).truncate_rows(r);
+            }
+        }
+        result?;
+        block.in_dst = true;
+        self.ready.push_front(block);
+        Ok(())
+    }
+}
+
+/// Sets the records of `block` a loan of `dst` decodes: those left, up to the first that
+/// fills a wanted stream's batch, as `consume` counts them (`lent_upto`, and `lent_counts`
+/// per stream when it stops early).
+fn mark_loan(block: &mut Block, dst: &BatchSet) {
+    let capacity = dst.capacity();
+    let streams = block.counts.len().min(dst.len());
+    let fits = (0..streams).all(|s| {
+        let rest = block.counts[s] - block.consumed[s];
+        !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
+    });
+    block.lent_upto = block.recs.len();
+    block.lent_counts.clear();
+    if fits {
+        return;
+    }
+    block.lent_counts.resize(streams, 0);
+    for (i, &(_, stream)) in block.recs.iter().enumerate().skip(block.next) {
+        let s = stream as usize;
+        let Some(n) = block.lent_counts.get_mut(s) else {
+            continue;
+        };
+        *n += 1;
+        if dst.wants(s) && dst.stream(s).rows() + *n >= capacity {
+            block.lent_upto = i + 1;
+            break;
         }
     }
 }

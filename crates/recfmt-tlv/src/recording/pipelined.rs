@@ -142,10 +142,12 @@ impl<R: Read> UsvlogRecording<R> {
     fn pipelined_fill(&mut self, p: &mut Pipeline, dst: &mut BatchSet) -> Result<bool> {
         let sel = p.selection(dst);
         loop {
-            if p.idle()
-                && let Some(block) = p.held.pop_front()
-            {
-                p.hand_on(block, &sel, dst)?;
+            if let Some(block) = p.held.pop_front() {
+                if p.idle() {
+                    p.hand_on(block, &sel, dst)?;
+                } else {
+                    p.decode_here(block, dst)?;
+                }
             }
             while p.wants_block() {
                 let mut block = p.new_block();
@@ -154,13 +156,11 @@ impl<R: Read> UsvlogRecording<R> {
                     Ok(false) => p.end = Some(End::Records),
                     Err(e) => p.end = Some(End::Failed(e)),
                 }
-                if p.lends() && !p.idle() {
-                    // Framed while the worker decodes the block before it: kept until that
-                    // one is handed out, to be decoded straight into `dst` in turn.
-                    p.held.push_back(block);
-                } else {
-                    p.hand_on(block, &sel, dst)?;
-                }
+                // Lent when every block before it is handed out; framed while the worker
+                // still decodes the one before, it is decoded into batches of its own and
+                // copied here: the copy goes to this thread whenever the worker is the slower
+                // one, which balances the two.
+                p.hand_on(block, &sel, dst)?;
             }
             match p.fill_next_block(dst, &sel)? {
                 Some(true) => return Ok(true),
