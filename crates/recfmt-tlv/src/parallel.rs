@@ -547,7 +547,8 @@ impl Pipeline {
 
     /// The front block with records left, receiving the next one from its worker when needed
     /// (and putting batches lent with it back into `dst`); `None` when nothing is in flight.
-    /// A held block, the rest of a lent one, comes first (undecoded: on the row path).
+    /// A held block, the rest of a lent one, comes first: the batch path decodes it before
+    /// this (`decode_here`), the row path reads its records here.
     fn front(&mut self, dst: Option<&mut BatchSet>) -> Result<Option<&mut Block>> {
         while self.ready.front().is_some_and(Block::is_done) {
             if let Some(block) = self.ready.pop_front() {
