@@ -147,6 +147,10 @@ impl<R: Read> UsvlogRecording<R> {
                     p.hand_on(block, &sel, dst)?;
                 } else {
                     p.decode_here(block, dst)?;
+                    // Counted at once, before framing can fail: its rows are in `dst` now.
+                    if p.fill_next_block(dst, &sel)? == Some(true) {
+                        return Ok(true);
+                    }
                 }
             }
             while p.wants_block() {
