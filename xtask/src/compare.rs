@@ -488,8 +488,6 @@ fn link_twin(session: &Path, twin: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs `xtask/compare.py` on the Parquet tables in `tables` (scratch space under `scratch`) and
-/// returns the JSON object it prints; with `no_hdf5`, only the Parquet and CSV writers are timed.
 /// Builds the `parquet_write_only` example of recfmt-export in release; its path.
 fn build_parquet_write_only() -> Result<PathBuf> {
     crate::run(crate::cargo().args([
@@ -505,18 +503,12 @@ fn build_parquet_write_only() -> Result<PathBuf> {
 
 /// parquet-rs writing the tables of `kept` alone, best of 3: (wall, CPU) seconds.
 fn parquet_rs_alone(binary: &Path, kept: &Path, out: &Path) -> Result<(f64, f64)> {
-    let output = Command::new(binary)
-        .arg(kept)
-        .arg(out.join("parquet-rs"))
-        .arg("3")
-        .output()
-        .with_context(|| format!("starting {}", binary.display()))?;
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    if !output.status.success() {
-        bail!("{} failed with {}", binary.display(), output.status);
-    }
-    let line: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .with_context(|| format!("{} printed no JSON line", binary.display()))?;
+    let line = crate::python_bench::json_value(
+        Command::new(binary)
+            .arg(kept)
+            .arg(out.join("parquet-rs"))
+            .arg("3"),
+    )?;
     let get = |key: &str| {
         line.get(key)
             .and_then(serde_json::Value::as_f64)
@@ -525,6 +517,8 @@ fn parquet_rs_alone(binary: &Path, kept: &Path, out: &Path) -> Result<(f64, f64)
     Ok((get("seconds")?, get("cpu_seconds")?))
 }
 
+/// Runs `xtask/compare.py` on the Parquet tables in `tables` (scratch space under `scratch`) and
+/// returns the JSON object it prints; with `no_hdf5`, only the Parquet and CSV writers are timed.
 fn python_writers(
     python: &Path,
     tables: &Path,

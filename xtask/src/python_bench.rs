@@ -240,7 +240,7 @@ fn install_line(python: &Path, data: &Path) -> Result<String> {
 }
 
 /// Runs `cmd` and reads the JSON object on the last line it prints.
-fn json_value(cmd: &mut Command) -> Result<Value> {
+pub(crate) fn json_value(cmd: &mut Command) -> Result<Value> {
     let output = cmd.output().with_context(|| format!("running {cmd:?}"))?;
     if !output.status.success() {
         bail!(

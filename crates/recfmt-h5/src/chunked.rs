@@ -8,6 +8,7 @@ use std::sync::Arc;
 use hdf5_pure::{ChunkEncoder, Dataset, DatasetBuilder, Datatype, MaxExtent};
 use recfmt_core::{Result, Writeback};
 
+use crate::H5Output;
 use crate::compress::{Compressor, Done};
 use crate::error::{internal_error, write_error};
 
@@ -113,11 +114,13 @@ impl ChunkedWriter {
         })
     }
 
-    /// Starts the output's write-back as chunks go in ([`H5Output::writeback`](crate::H5Output::writeback)),
-    /// so the sync when it closes does not hold up the end of the conversion.
-    pub fn with_writeback(mut self, writeback: Option<Writeback>) -> Self {
-        self.writeback = writeback;
-        self
+    /// A writer for the datasets of `output` ([`ChunkedWriter::new`] for its target), which
+    /// also starts the file's write-back as chunks go in ([`H5Output::writeback`]), so the
+    /// sync when it closes does not hold up the end of the conversion.
+    pub fn for_output(output: &H5Output, threads: Option<usize>) -> Result<Self> {
+        let mut writer = Self::new(output.target(), threads)?;
+        writer.writeback = output.writeback();
+        Ok(writer)
     }
 
     /// Tells the write-back that `bytes` more went into the file.
@@ -260,7 +263,7 @@ impl ChunkedWriter {
 /// let mut skeleton = hdf5_pure::FileBuilder::new();
 /// recfmt_h5::declare_appendable(skeleton.create_dataset("x"), hdf5_pure::make_u16_type(), &[], 4, None);
 /// let out = recfmt_h5::H5Output::create(&target, recfmt_core::Replace::Never, skeleton)?;
-/// let mut chunks = recfmt_h5::ChunkedWriter::new(&target, None)?;
+/// let mut chunks = recfmt_h5::ChunkedWriter::for_output(&out, None)?;
 /// let mut x = recfmt_h5::ColumnBuffer::new(chunks.open(out.file(), "x")?, 4 * 2);
 /// for v in 0..10u16 {
 ///     x.push(&v.to_le_bytes(), &mut chunks)?;
@@ -378,9 +381,7 @@ mod tests {
         );
         let out = crate::H5Output::create(&target, recfmt_core::Replace::Never, skeleton)
             .expect("create");
-        let mut chunks = ChunkedWriter::new(&target, None)
-            .expect("writer")
-            .with_writeback(out.writeback());
+        let mut chunks = ChunkedWriter::for_output(&out, None).expect("writer");
         let mut x = ColumnBuffer::new(chunks.open(out.file(), "x").expect("open"), chunk_rows * 8);
         // 20 MiB of values, 2.5 write-back steps, and a partial last chunk.
         let rows = (20 << 20) / 8 + 1_000;

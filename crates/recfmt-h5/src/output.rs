@@ -90,8 +90,8 @@ impl H5Output {
     }
 
     /// The early write-back of the file being written, for its [`ChunkedWriter`](crate::ChunkedWriter)
-    /// ([`ChunkedWriter::with_writeback`](crate::ChunkedWriter::with_writeback)); `None` when the
-    /// file cannot be opened for it (the sync at close then does it all).
+    /// ([`ChunkedWriter::for_output`](crate::ChunkedWriter::for_output)); `None` when the file
+    /// cannot be opened for it (the sync at close then does it all).
     pub fn writeback(&self) -> Option<Writeback> {
         Writeback::open(self.temp.path())
     }

@@ -114,10 +114,10 @@ pub(crate) struct Block {
     /// Set while `decoded` holds the caller's own batches, lent to a worker: each stream's
     /// rows before the block, to put them back as they were when decoding fails.
     lent_rows: Option<Vec<usize>>,
-    /// The records `next..lent_upto` are the ones decoded into lent batches, and
-    /// `lent_counts` their count per stream (empty: every record left).
-    lent_upto: usize,
-    lent_counts: Vec<usize>,
+    /// The records `next..upto` are the ones the next hand-out takes ([`Block::mark_upto`]),
+    /// and `upto_counts` their count per stream (empty: every record left).
+    upto: usize,
+    upto_counts: Vec<usize>,
     /// The rows were decoded straight into the caller's batches: handing them out only
     /// counts them.
     in_dst: bool,
@@ -136,12 +136,53 @@ impl Block {
             error_after_last: false,
             decoded: None,
             lent_rows: None,
-            lent_upto: 0,
-            lent_counts: Vec::new(),
+            upto: 0,
+            upto_counts: Vec::new(),
             in_dst: false,
             next: 0,
             consumed: vec![0; streams],
         }
+    }
+
+    /// Marks the records the next hand-out into `dst` takes: those left, up to the first
+    /// that fills a wanted stream's batch (`upto`, and `upto_counts` per stream when it stops
+    /// early). Most blocks fit whole: then no row-by-row scan.
+    fn mark_upto(&mut self, dst: &BatchSet) {
+        let capacity = dst.capacity();
+        let streams = self.counts.len().min(dst.len());
+        let fits = (0..streams).all(|s| {
+            let rest = self.counts[s] - self.consumed[s];
+            !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
+        });
+        self.upto = self.recs.len();
+        self.upto_counts.clear();
+        if fits {
+            return;
+        }
+        self.upto_counts.resize(self.counts.len(), 0);
+        for (i, &(_, stream)) in self.recs.iter().enumerate().skip(self.next) {
+            let s = stream as usize;
+            let Some(n) = self.upto_counts.get_mut(s) else {
+                continue;
+            };
+            *n += 1;
+            if s < streams && dst.wants(s) && dst.stream(s).rows() + *n >= capacity {
+                self.upto = i + 1;
+                break;
+            }
+        }
+    }
+
+    /// Counts the records [`Block::mark_upto`] marked as handed out.
+    fn advance(&mut self) {
+        if self.upto_counts.is_empty() {
+            self.consumed.clone_from(&self.counts);
+        } else {
+            for (c, n) in self.consumed.iter_mut().zip(&self.upto_counts) {
+                *c += n;
+            }
+        }
+        self.next = self.upto;
     }
 
     /// Bytes of records held.
@@ -253,7 +294,7 @@ fn decode(
 ) -> Result<()> {
     let rows = block.counts.iter().copied().max().unwrap_or(0);
     let (mut set, recs) = match out {
-        Some(set) => (set, block.recs.get(block.next..block.lent_upto)),
+        Some(set) => (set, block.recs.get(block.next..block.upto)),
         None => (
             spare
                 .filter(|set| set.capacity() >= rows)
@@ -573,9 +614,7 @@ impl Pipeline {
                 };
                 if result.is_err() {
                     // Back as they were: the rows of a failed block are not handed out.
-                    for (s, &r) in rows.iter().enumerate().take(set.len()) {
-                        set.stream_mut(s).truncate_rows(r);
-                    }
+                    lend::cut_back(&mut set, &rows);
                 }
                 std::mem::swap(dst, &mut set);
                 self.placeholder = Some(set);
@@ -623,7 +662,8 @@ impl Pipeline {
         };
         if block.in_dst {
             block.in_dst = false;
-            let full = lend::count_in_dst(block, dst);
+            block.advance();
+            let full = any_full(dst, block.counts.len());
             if !block.is_done() {
                 // Stopped at a full batch: the rest goes on in the next call, decoded straight
                 // into the caller's batches again, before any block framed after it.
@@ -673,37 +713,13 @@ impl Pipeline {
 /// Hands the rows of `block` left to `dst`, stopping after the first row that fills its
 /// stream to the capacity (true), as the single-threaded path stops.
 fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
-    let capacity = dst.capacity();
-    let streams = block.counts.len().min(dst.len());
     let before = block.consumed.clone();
-    // Most blocks fit whole: no stream would reach the capacity, so no row-by-row scan.
-    let fits = (0..streams).all(|s| {
-        let rest = block.counts[s] - block.consumed[s];
-        !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
-    });
-    let mut full = false;
-    if fits {
-        block.next = block.recs.len();
-        block.consumed.clone_from(&block.counts);
-    } else {
-        while let Some(&(_, stream)) = block.recs.get(block.next) {
-            let s = stream as usize;
-            block.next += 1;
-            let Some(c) = block.consumed.get_mut(s) else {
-                continue;
-            };
-            *c += 1;
-            if dst.wants(s) && dst.stream(s).rows() + (*c - before[s]) >= capacity {
-                // The row a strict error follows does not end the call: the error does.
-                full = !(block.is_done() && block.error_after_last);
-                break;
-            }
-        }
-    }
+    block.mark_upto(dst);
+    block.advance();
     let Some((_, set)) = block.decoded.as_mut() else {
         return Err(corrupt_block());
     };
-    for (s, &from) in before.iter().enumerate().take(streams) {
+    for (s, &from) in before.iter().enumerate().take(dst.len()) {
         let n = block.consumed[s] - from;
         if n == 0 || !dst.wants(s) {
             continue;
@@ -715,13 +731,17 @@ fn consume(block: &mut Block, dst: &mut BatchSet) -> Result<bool> {
         copy_rows(dst.stream_mut(s), set.stream(s), from, n)
             .map_err(|e| Error::Core(recfmt_core::Error::invalid(e)))?;
     }
-    // A batch of large records is handed on at `BatchSet::MAX_BATCH_BYTES` too, a block (at
-    // most `MAX_BLOCK_BYTES` of input) past the bound at most.
+    // The row a strict error follows does not end the call: the error does. A batch of large
+    // records is handed on at `BatchSet::MAX_BATCH_BYTES` too, a block (at most
+    // `MAX_BLOCK_BYTES` of input) past the bound at most.
     let error_follows = block.is_done() && block.error_after_last;
-    if !(full || error_follows) {
-        full = (0..streams).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity));
-    }
-    Ok(full)
+    Ok(!error_follows && any_full(dst, block.counts.len()))
+}
+
+/// True when a wanted stream among the first `streams` of `dst` is full.
+fn any_full(dst: &BatchSet, streams: usize) -> bool {
+    let capacity = dst.capacity();
+    (0..streams.min(dst.len())).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity))
 }
 
 /// A worker that stopped (it panicked, or its queue closed): an error, never a hang.

@@ -148,9 +148,7 @@ impl StreamBatch {
 
     /// Takes back the values of a row that was begun but not finished.
     pub(crate) fn drop_unfinished_row(&mut self) {
-        for column in &mut self.columns {
-            column.truncate_rows(self.rows);
-        }
+        self.truncate_rows(self.rows);
     }
 
     /// Checks that every column holds exactly [`StreamBatch::rows`] rows; a reader that

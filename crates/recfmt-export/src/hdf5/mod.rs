@@ -332,9 +332,8 @@ impl Hdf5Writer {
         let output =
             H5Output::create(path, options.replace, builder).map_err(|e| output_error(path, e))?;
         let threads = recfmt_h5::compression_threads(options.deflate, options.compression_threads);
-        let mut chunks = ChunkedWriter::new(path, threads)
-            .map_err(|e| output_error(path, e))?
-            .with_writeback(output.writeback());
+        let mut chunks =
+            ChunkedWriter::for_output(&output, threads).map_err(|e| output_error(path, e))?;
         let mut states = Vec::with_capacity(plans.len());
         for (stream, plan) in streams.iter().zip(plans) {
             let mut columns = Vec::with_capacity(plan.columns.len());

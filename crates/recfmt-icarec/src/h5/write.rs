@@ -304,8 +304,7 @@ impl IcarusH5Writer {
         }
         let output = H5Output::create(&self.path, self.replace, builder)?;
         let threads = recfmt_h5::compression_threads(deflate, 0);
-        let mut chunks =
-            ChunkedWriter::new(&self.path, threads)?.with_writeback(output.writeback());
+        let mut chunks = ChunkedWriter::for_output(&output, threads)?;
         let chunk_bytes = chunk_rows * 8;
         let mut column = |path: &str, kind: OutKind| -> Result<OutColumn> {
             let id = chunks.open(output.file(), path)?;

@@ -40,7 +40,7 @@ pub(crate) fn write(
     ));
     let out =
         H5Output::create(output, write.replace, skeleton(plan))?.with_user_block(header.to_vec());
-    let mut chunks = ChunkedWriter::new(output, None)?.with_writeback(out.writeback());
+    let mut chunks = ChunkedWriter::for_output(&out, None)?;
     let mut columns = Vec::with_capacity(plan.streams.len());
     for stream in &plan.streams {
         let mut fields = Vec::with_capacity(stream.fields.len());

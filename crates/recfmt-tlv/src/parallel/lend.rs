@@ -47,13 +47,13 @@ impl Pipeline {
         if !(self.lends() && self.idle()) || block.error_after_last || block.is_done() {
             return self.dispatch(block, sel);
         }
-        mark_loan(&mut block, dst);
+        block.mark_upto(dst);
         let mut out = self
             .placeholder
             .take()
             .unwrap_or_else(|| BatchSet::new(&self.shared.schema, 0));
         std::mem::swap(dst, &mut out);
-        block.lent_rows = Some((0..out.len()).map(|s| out.stream(s).rows()).collect());
+        block.lent_rows = Some(rows_of(&out));
         let job = Job {
             block,
             sel: Arc::clone(sel),
@@ -78,9 +78,7 @@ impl Pipeline {
             }
         }
     }
-}
 
-impl Pipeline {
     /// Decodes the records left in `block` straight into `dst` on the caller's thread, up to
     /// the first that fills a wanted stream's batch, as a loan would on the worker: for the
     /// rest of a lent block that stopped at a full batch while a later block is already with
@@ -93,16 +91,14 @@ impl Pipeline {
             self.ready.push_front(block);
             return Ok(());
         }
-        mark_loan(&mut block, dst);
-        let rows: Vec<usize> = (0..dst.len()).map(|s| dst.stream(s).rows()).collect();
-        let result = match block.recs.get(block.next..block.lent_upto) {
+        block.mark_upto(dst);
+        let rows = rows_of(dst);
+        let result = match block.recs.get(block.next..block.upto) {
             Some(recs) => decode_into(&self.shared, &block, recs, dst, &mut self.gathered),
             None => Err(corrupt_block()),
         };
         if result.is_err() {
-            for (s, &r) in rows.iter().enumerate() {
-                dst.stream_mut(s).truncate_rows(r);
-            }
+            cut_back(dst, &rows);
         }
         result?;
         block.in_dst = true;
@@ -111,47 +107,14 @@ impl Pipeline {
     }
 }
 
-/// Sets the records of `block` a loan of `dst` decodes: those left, up to the first that
-/// fills a wanted stream's batch, as `consume` counts them (`lent_upto`, and `lent_counts`
-/// per stream when it stops early).
-fn mark_loan(block: &mut Block, dst: &BatchSet) {
-    let capacity = dst.capacity();
-    let streams = block.counts.len().min(dst.len());
-    let fits = (0..streams).all(|s| {
-        let rest = block.counts[s] - block.consumed[s];
-        !dst.wants(s) || rest == 0 || dst.stream(s).rows() + rest < capacity
-    });
-    block.lent_upto = block.recs.len();
-    block.lent_counts.clear();
-    if fits {
-        return;
-    }
-    block.lent_counts.resize(streams, 0);
-    for (i, &(_, stream)) in block.recs.iter().enumerate().skip(block.next) {
-        let s = stream as usize;
-        let Some(n) = block.lent_counts.get_mut(s) else {
-            continue;
-        };
-        *n += 1;
-        if dst.wants(s) && dst.stream(s).rows() + *n >= capacity {
-            block.lent_upto = i + 1;
-            break;
-        }
-    }
+/// Each stream's rows in `set`, to put it back with [`cut_back`].
+fn rows_of(set: &BatchSet) -> Vec<usize> {
+    (0..set.len()).map(|s| set.stream(s).rows()).collect()
 }
 
-/// Hands out the rows of `block` decoded straight into `dst` (the records [`Pipeline::hand_on`]
-/// lent them for, which `consume` would have appended): true when a stream of `dst` is now
-/// full.
-pub(super) fn count_in_dst(block: &mut Block, dst: &BatchSet) -> bool {
-    if block.lent_counts.is_empty() {
-        block.consumed.clone_from(&block.counts);
-    } else {
-        for (c, n) in block.consumed.iter_mut().zip(&block.lent_counts) {
-            *c += n;
-        }
+/// Puts `set` back to the rows [`rows_of`] took: what a failed decoding added is dropped.
+pub(super) fn cut_back(set: &mut BatchSet, rows: &[usize]) {
+    for (s, &r) in rows.iter().enumerate().take(set.len()) {
+        set.stream_mut(s).truncate_rows(r);
     }
-    block.next = block.lent_upto;
-    let capacity = dst.capacity();
-    (0..block.counts.len().min(dst.len())).any(|s| dst.wants(s) && dst.stream(s).is_full(capacity))
 }
