@@ -223,10 +223,12 @@ fn pip_install(python: &Path) -> Command {
 
 /// The venv's Python with [`PY_PACKAGES`] installed: `target/pyenv`, made and filled when
 /// needed, or the venv `RECFMT_PYENV` names (another checkout's, used as it is: nothing is
-/// installed into it).
+/// installed into it; a relative path counts from the current folder).
 fn python_env() -> Result<PathBuf> {
     if let Some(venv) = std::env::var_os("RECFMT_PYENV") {
-        let python = PathBuf::from(venv).join("bin/python");
+        // Made absolute: some benches run this Python from another folder (`python/`).
+        let venv = std::path::absolute(PathBuf::from(venv))?;
+        let python = venv.join("bin/python");
         if let Some((module, _)) = PY_PACKAGES
             .iter()
             .find(|(module, _)| !imports(&python, module))
