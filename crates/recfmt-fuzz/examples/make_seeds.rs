@@ -63,6 +63,12 @@ fn usvlog(seeds: &Seeds, fixtures: &Path) -> Result<()> {
     for session in ["all_types", "unknown_types"] {
         let bytes = std::fs::read(dir.join(session).join("timeseries.bin"))?;
         seeds.put("usvlog_records", session, usvlog_head(&bytes, 40))?;
+        // `usvlog_batches`: one knob byte (block size, batch capacity), then the records.
+        for knobs in [0x00u8, 0x5a, 0xff] {
+            let mut input = vec![knobs];
+            input.extend_from_slice(usvlog_head(&bytes, 40));
+            seeds.put("usvlog_batches", &format!("{session}_{knobs:02x}"), &input)?;
+        }
         seeds.put(
             "usvlog_meta",
             &format!("{session}.json"),
@@ -73,6 +79,9 @@ fn usvlog(seeds: &Seeds, fixtures: &Path) -> Result<()> {
     let bytes = std::fs::read(dir.join("all_types/timeseries.bin"))?;
     let head = usvlog_head(&bytes, 6);
     seeds.put("usvlog_records", "torn", &bytes[..head.len() + 5])?;
+    let mut torn = vec![0x31u8];
+    torn.extend_from_slice(&bytes[..head.len() + 5]);
+    seeds.put("usvlog_batches", "torn_31", &torn)?;
     seeds.put(
         "usvlog_layouts",
         "unknown_types.toml",

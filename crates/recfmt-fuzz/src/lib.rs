@@ -30,6 +30,7 @@ pub type Body = fn(&[u8]);
 /// `cargo xtask fuzz` list targets from here.
 pub const TARGETS: &[(&str, Body)] = &[
     ("usvlog_records", usvlog_records),
+    ("usvlog_batches", usvlog_batches),
     ("usvlog_meta", usvlog_meta),
     ("usvlog_layouts", usvlog_layouts),
     ("icarec_schema", icarec_schema),
@@ -160,6 +161,59 @@ pub fn usvlog_records(data: &[u8]) {
             .ok()?;
             Some(Box::new(rec))
         });
+    }
+}
+
+/// The USVLOG batch path with a decoding thread against the same path on the caller's thread
+/// alone, call for call, on the same bytes: every `read_batches` must answer the same
+/// (`Ok(true)`, `Ok(false)` or the same error text) and hand out the same batches, and the
+/// integrity reports must agree. The first input byte picks the block size (1 to 916 bytes,
+/// so that a small input holds many block boundaries) and the batch capacity (1 to 46 rows);
+/// the rest is the `timeseries.bin`, read with the built-in layouts.
+pub fn usvlog_batches(data: &[u8]) {
+    use recfmt_core::BatchSet;
+    use recfmt_tlv::UsvlogRecording;
+
+    let Some((&knobs, data)) = data.split_first() else {
+        return;
+    };
+    let block_bytes = 1 + usize::from(knobs & 0x0f) * 61;
+    let capacity = 1 + usize::from(knobs >> 4) * 3;
+    // Batches compare by their Debug text, so that a NaN read from the input equals itself.
+    let calls = |threads: usize| -> Option<(Vec<String>, String)> {
+        let mut rec = UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None).ok()?;
+        rec.set_decode_threads(threads);
+        rec.set_block_bytes(block_bytes);
+        let mut dst = BatchSet::new(rec.schema(), capacity);
+        let mut calls = Vec::new();
+        for _ in 0..MAX_ROWS {
+            let result = rec.read_batches(&mut dst).map_err(|e| e.to_string());
+            let more = matches!(result, Ok(true));
+            calls.push(format!("{result:?} {:?}", dst.take_ready(more)));
+            if !more {
+                return Some((calls, format!("{:?}", rec.integrity())));
+            }
+        }
+        panic!("read_batches returned more {MAX_ROWS} times without ending");
+    };
+    let alone = calls(0);
+    let beside = calls(1);
+    match (&alone, &beside) {
+        (Some((a, a_integrity)), Some((b, b_integrity))) => {
+            if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+                panic!(
+                    "call {i} differs with a decoding thread (blocks of {block_bytes} bytes, \
+                     batches of {capacity} rows)\nalone:  {:?}\nbeside: {:?}",
+                    a.get(i),
+                    b.get(i)
+                );
+            }
+            assert_eq!(
+                a_integrity, b_integrity,
+                "integrity differs with a decoding thread"
+            );
+        }
+        _ => assert_eq!(alone.is_some(), beside.is_some(), "opened on one path only"),
     }
 }
 

@@ -50,3 +50,30 @@ fn every_target_has_a_fuzz_target_file_and_a_dictionary() {
         );
     }
 }
+
+/// `usvlog_batches` compares two paths only if its threaded run really decodes on a thread:
+/// the seeds must reach the pipeline (which stays off for inputs too small for two blocks).
+#[test]
+fn usvlog_batches_seeds_decode_blocks_on_a_thread() {
+    use recfmt_core::{BatchSet, ReadOptions, RecordingReader};
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/usvlog_batches");
+    for seed in ["all_types_00", "all_types_5a", "unknown_types_ff"] {
+        let bytes = std::fs::read(dir.join(seed)).expect("a seed");
+        let (&knobs, data) = bytes.split_first().expect("a knob byte");
+        let mut rec =
+            recfmt_tlv::UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None)
+                .expect("a seed opens");
+        rec.set_decode_threads(1);
+        rec.set_block_bytes(1 + usize::from(knobs & 0x0f) * 61);
+        let mut dst = BatchSet::new(rec.schema(), 1 + usize::from(knobs >> 4) * 3);
+        while rec.read_batches(&mut dst).expect("a seed reads") {
+            dst.take_ready(true);
+        }
+        assert!(
+            rec.blocks_decoded_in_parallel() > 1,
+            "{seed}: {} blocks decoded on a thread",
+            rec.blocks_decoded_in_parallel()
+        );
+    }
+}
