@@ -63,10 +63,11 @@ fn usvlog(seeds: &Seeds, fixtures: &Path) -> Result<()> {
     for session in ["all_types", "unknown_types"] {
         let bytes = std::fs::read(dir.join(session).join("timeseries.bin"))?;
         seeds.put("usvlog_records", session, usvlog_head(&bytes, 40))?;
-        // `usvlog_batches`: one knob byte (block size, batch capacity), then the records.
-        for knobs in [0x00u8, 0x5a, 0xff] {
+        // `usvlog_batches`: one knob byte (block size, batch capacity), then the records:
+        // enough of them for batches of a few rows to fill in the middle of blocks.
+        for knobs in [0x00u8, 0x07, 0x0f, 0x11, 0x23, 0x5a, 0xff] {
             let mut input = vec![knobs];
-            input.extend_from_slice(usvlog_head(&bytes, 40));
+            input.extend_from_slice(usvlog_head(&bytes, 300));
             seeds.put("usvlog_batches", &format!("{session}_{knobs:02x}"), &input)?;
         }
         seeds.put(
