@@ -194,7 +194,7 @@ pub fn usvlog_batches(data: &[u8]) {
                 return Some((calls, format!("{:?}", rec.integrity())));
             }
         }
-        panic!("read_batches returned more {MAX_ROWS} times without ending");
+        panic!("read_batches returned true {MAX_ROWS} times without ending");
     };
     let alone = calls(0);
     let beside = calls(1);
