@@ -177,8 +177,7 @@ pub fn usvlog_batches(data: &[u8]) {
     let Some((&knobs, data)) = data.split_first() else {
         return;
     };
-    let block_bytes = 1 + usize::from(knobs & 0x0f) * 61;
-    let capacity = 1 + usize::from(knobs >> 4) * 3;
+    let (block_bytes, capacity) = usvlog_batch_knobs(knobs);
     // Batches compare by their Debug text, so that a NaN read from the input equals itself.
     let calls = |threads: usize| -> Option<(Vec<String>, String)> {
         let mut rec = UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None).ok()?;
@@ -215,6 +214,15 @@ pub fn usvlog_batches(data: &[u8]) {
         }
         _ => assert_eq!(alone.is_some(), beside.is_some(), "opened on one path only"),
     }
+}
+
+/// The block size in bytes (1 to 916) and the batch capacity in rows (1 to 46) that the
+/// first byte of a [`usvlog_batches`] input stands for.
+pub fn usvlog_batch_knobs(knobs: u8) -> (usize, usize) {
+    (
+        1 + usize::from(knobs & 0x0f) * 61,
+        1 + usize::from(knobs >> 4) * 3,
+    )
 }
 
 /// `meta.json`: parsing, the typed accessors, and the layout table its catalog resolves to.

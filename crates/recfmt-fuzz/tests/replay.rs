@@ -64,9 +64,10 @@ fn usvlog_batches_seeds_decode_blocks_on_a_thread() {
         let mut rec =
             recfmt_tlv::UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None)
                 .expect("a seed opens");
+        let (block_bytes, capacity) = recfmt_fuzz::usvlog_batch_knobs(knobs);
         rec.set_decode_threads(1);
-        rec.set_block_bytes(1 + usize::from(knobs & 0x0f) * 61);
-        let mut dst = BatchSet::new(rec.schema(), 1 + usize::from(knobs >> 4) * 3);
+        rec.set_block_bytes(block_bytes);
+        let mut dst = BatchSet::new(rec.schema(), capacity);
         while rec.read_batches(&mut dst).expect("a seed reads") {
             dst.take_ready(true);
         }
