@@ -66,8 +66,7 @@ fn usvlog(seeds: &Seeds, fixtures: &Path) -> Result<()> {
         // `usvlog_batches`: one knob byte (block size, batch capacity), then the records:
         // enough of them for batches of a few rows to fill in the middle of blocks.
         for knobs in [0x00u8, 0x07, 0x0f, 0x11, 0x23, 0x5a, 0xff] {
-            let mut input = vec![knobs];
-            input.extend_from_slice(usvlog_head(&bytes, 300));
+            let input = [&[knobs][..], usvlog_head(&bytes, 300)].concat();
             seeds.put("usvlog_batches", &format!("{session}_{knobs:02x}"), &input)?;
         }
         seeds.put(
@@ -80,8 +79,7 @@ fn usvlog(seeds: &Seeds, fixtures: &Path) -> Result<()> {
     let bytes = std::fs::read(dir.join("all_types/timeseries.bin"))?;
     let head = usvlog_head(&bytes, 6);
     seeds.put("usvlog_records", "torn", &bytes[..head.len() + 5])?;
-    let mut torn = vec![0x31u8];
-    torn.extend_from_slice(&bytes[..head.len() + 5]);
+    let torn = [&[0x31][..], &bytes[..head.len() + 5]].concat();
     seeds.put("usvlog_batches", "torn_31", &torn)?;
     seeds.put(
         "usvlog_layouts",

@@ -171,44 +171,26 @@ pub fn usvlog_records(data: &[u8]) {
 /// so that a small input holds many block boundaries) and the batch capacity (1 to 46 rows);
 /// the rest is the `timeseries.bin`, read with the built-in layouts.
 pub fn usvlog_batches(data: &[u8]) {
-    use recfmt_core::BatchSet;
-    use recfmt_tlv::UsvlogRecording;
-
-    let Some((&knobs, data)) = data.split_first() else {
+    let Some(&knobs) = data.first() else {
         return;
     };
     let (block_bytes, capacity) = usvlog_batch_knobs(knobs);
-    // Batches compare by their Debug text, so that a NaN read from the input equals itself.
-    let calls = |threads: usize| -> Option<(Vec<String>, String)> {
-        let mut rec = UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None).ok()?;
-        rec.set_decode_threads(threads);
-        rec.set_block_bytes(block_bytes);
-        let mut dst = BatchSet::new(rec.schema(), capacity);
-        let mut calls = Vec::new();
-        for _ in 0..MAX_ROWS {
-            let result = rec.read_batches(&mut dst).map_err(|e| e.to_string());
-            let more = matches!(result, Ok(true));
-            calls.push(format!("{result:?} {:?}", dst.take_ready(more)));
-            if !more {
-                return Some((calls, format!("{:?}", rec.integrity())));
-            }
-        }
-        panic!("read_batches returned true {MAX_ROWS} times without ending");
-    };
-    let alone = calls(0);
-    let beside = calls(1);
+    let alone = usvlog_batch_run(data, 0);
+    let beside = usvlog_batch_run(data, 1);
     match (&alone, &beside) {
-        (Some((a, a_integrity)), Some((b, b_integrity))) => {
-            if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+        (Some(a), Some(b)) => {
+            if let Some(i) =
+                (0..a.calls.len().max(b.calls.len())).find(|&i| a.calls.get(i) != b.calls.get(i))
+            {
                 panic!(
                     "call {i} differs with a decoding thread (blocks of {block_bytes} bytes, \
                      batches of {capacity} rows)\nalone:  {:?}\nbeside: {:?}",
-                    a.get(i),
-                    b.get(i)
+                    a.calls.get(i),
+                    b.calls.get(i)
                 );
             }
             assert_eq!(
-                a_integrity, b_integrity,
+                a.integrity, b.integrity,
                 "integrity differs with a decoding thread"
             );
         }
@@ -216,9 +198,51 @@ pub fn usvlog_batches(data: &[u8]) {
     }
 }
 
-/// The block size in bytes (1 to 916) and the batch capacity in rows (1 to 46) that the
-/// first byte of a [`usvlog_batches`] input stands for.
-pub fn usvlog_batch_knobs(knobs: u8) -> (usize, usize) {
+/// What one read of a [`usvlog_batches`] input answered: each `read_batches` call's result
+/// and the batches it handed out, as Debug text (so that a NaN read from the input equals
+/// itself), the integrity report, and how many blocks were decoded on a thread.
+#[derive(Debug)]
+pub struct BatchRun {
+    /// One line per call.
+    pub calls: Vec<String>,
+    /// The integrity report at the end.
+    pub integrity: String,
+    /// Blocks decoded on a decoding thread (0 on the caller's thread alone).
+    pub blocks_on_threads: u64,
+}
+
+/// Reads a [`usvlog_batches`] input (its knob byte, then a `timeseries.bin`) through the batch
+/// path with `threads` decoding threads; `None` when it does not open.
+pub fn usvlog_batch_run(input: &[u8], threads: usize) -> Option<BatchRun> {
+    use recfmt_core::BatchSet;
+    use recfmt_tlv::UsvlogRecording;
+
+    let (&knobs, data) = input.split_first()?;
+    let (block_bytes, capacity) = usvlog_batch_knobs(knobs);
+    let mut rec = UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None).ok()?;
+    rec.set_decode_threads(threads);
+    rec.set_block_bytes(block_bytes);
+    let mut dst = BatchSet::new(rec.schema(), capacity);
+    let mut calls = Vec::new();
+    for _ in 0..MAX_ROWS {
+        let result = rec.read_batches(&mut dst).map_err(|e| e.to_string());
+        let more = matches!(result, Ok(true));
+        calls.push(format!("{result:?} {:?}", dst.take_ready(more)));
+        if !more {
+            return Some(BatchRun {
+                calls,
+                integrity: format!("{:?}", rec.integrity()),
+                blocks_on_threads: rec.blocks_decoded_in_parallel(),
+            });
+        }
+    }
+    panic!("read_batches returned true {MAX_ROWS} times without ending");
+}
+
+/// The block size in bytes (1 to 916, so that a small input holds many block boundaries) and
+/// the batch capacity in rows (1 to 46) that the first byte of a [`usvlog_batches`] input
+/// stands for.
+fn usvlog_batch_knobs(knobs: u8) -> (usize, usize) {
     (
         1 + usize::from(knobs & 0x0f) * 61,
         1 + usize::from(knobs >> 4) * 3,

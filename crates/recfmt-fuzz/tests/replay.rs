@@ -55,26 +55,20 @@ fn every_target_has_a_fuzz_target_file_and_a_dictionary() {
 /// the seeds must reach the pipeline (which stays off for inputs too small for two blocks).
 #[test]
 fn usvlog_batches_seeds_decode_blocks_on_a_thread() {
-    use recfmt_core::{BatchSet, ReadOptions, RecordingReader};
-
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/usvlog_batches");
     for seed in ["all_types_00", "all_types_5a", "unknown_types_ff"] {
         let bytes = std::fs::read(dir.join(seed)).expect("a seed");
-        let (&knobs, data) = bytes.split_first().expect("a knob byte");
-        let mut rec =
-            recfmt_tlv::UsvlogRecording::new(data, None, &[], &ReadOptions::default(), None)
-                .expect("a seed opens");
-        let (block_bytes, capacity) = recfmt_fuzz::usvlog_batch_knobs(knobs);
-        rec.set_decode_threads(1);
-        rec.set_block_bytes(block_bytes);
-        let mut dst = BatchSet::new(rec.schema(), capacity);
-        while rec.read_batches(&mut dst).expect("a seed reads") {
-            dst.take_ready(true);
-        }
+        let run = recfmt_fuzz::usvlog_batch_run(&bytes, 1).expect("a seed opens");
         assert!(
-            rec.blocks_decoded_in_parallel() > 1,
+            run.calls
+                .last()
+                .is_some_and(|call| call.starts_with("Ok(false)")),
+            "{seed}: the read ends without an error"
+        );
+        assert!(
+            run.blocks_on_threads > 1,
             "{seed}: {} blocks decoded on a thread",
-            rec.blocks_decoded_in_parallel()
+            run.blocks_on_threads
         );
     }
 }
